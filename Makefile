@@ -1,0 +1,41 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# perfmon-lite: the patch series and its test bed.
+#
+#   make run          boot the patched kernel in QEMU and show perfmon at work
+#   make check        every check: series, per-patch builds, guest tests
+#   make check-quick  the series checks only (apply, git am, quilt, tree
+#                     view, form, checkpatch): seconds
+#   make tree         create the development tree (git, one commit per patch)
+#   make export       regenerate the patches, series and tree view from it
+#
+# Builds and logs go to $(PERFMON_CACHE), outside this repository.
+
+PERFMON_CACHE ?= /var/cache/perfmon-lite
+export PERFMON_CACHE
+
+.PHONY: run check check-quick check-build check-guest tree export help
+
+help:
+	@sed -n '3,11p' Makefile | sed 's/^# \{0,1\}//'
+
+run:
+	@testbed/run-demo.sh
+
+check:
+	@testbed/check.sh
+
+check-quick:
+	@testbed/check.sh series
+
+check-build:
+	@testbed/check.sh series build
+
+check-guest:
+	@testbed/check.sh series build guest
+
+tree:
+	@testbed/devtree.sh
+
+export:
+	@testbed/export.sh

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * perfmon on x86: the mechanics of the PMU, shared by every table.
+ *
+ * MSR access, the global enable of Intel and of AMD PerfMonV2, the overflow
+ * interrupt (an NMI, as perf_events programs LVTPC), user-space RDPMC
+ * (CR4.PCE), and the reservation that keeps perf_events and perfmon from
+ * using the PMU at the same time.
+ */
+
+#include <linux/init.h>
+#include <linux/mmu_context.h>
+#include <linux/nmi.h>
+#include <linux/perfmon_pmu.h>
+#include <linux/printk.h>
+#include <linux/smp.h>
+#include <asm/apic.h>
+#include <asm/msr.h>
+#include <asm/perf_event.h>
+#include <asm/tlbflush.h>
+
+#include "pmu_x86.h"
+
+static struct pfm_x86_pmu pfm_x86 __ro_after_init;
+
+static void pfm_x86_write_pmc(unsigned int cnum, u64 value)
+{
+	wrmsrl(pfm_x86.pmc[cnum].addr, value);
+}
+
+static void pfm_x86_write_pmd(unsigned int cnum, u64 value)
+{
+	unsigned long addr = pfm_x86.pmd[cnum].addr;
+
+	if ((pfm_x86.flags & PFM_X86_FW_WRITE) && cnum < PFM_X86_FIXED_BASE)
+		addr = MSR_IA32_PMC0 + cnum;
+	wrmsrl(addr, value);
+}
+
+static u64 pfm_x86_read_pmd(unsigned int cnum)
+{
+	u64 value;
+
+	rdmsrl(pfm_x86.pmd[cnum].addr, value);
+	return value;
+}
+
+/* PMD bitmask to IA32_PERF_GLOBAL_* bits: GP i is bit i, fixed j 32 + j. */
+static u64 pfm_x86_global_bits(u64 pmds)
+{
+	return (pmds & GENMASK_ULL(PFM_X86_FIXED_BASE - 1, 0)) |
+	       ((pmds >> PFM_X86_FIXED_BASE) << INTEL_PMC_IDX_FIXED);
+}
+
+static void pfm_x86_enable(u64 pmds)
+{
+	if (pfm_x86.flags & PFM_X86_INTEL_GLOBAL)
+		wrmsrl(MSR_CORE_PERF_GLOBAL_CTRL, pfm_x86_global_bits(pmds));
+	else if (pfm_x86.flags & PFM_X86_AMD_GLOBAL)
+		wrmsrl(MSR_AMD64_PERF_CNTR_GLOBAL_CTL, pmds);
+}
+
+static void pfm_x86_disable(void)
+{
+	if (pfm_x86.flags & PFM_X86_INTEL_GLOBAL)
+		wrmsrl(MSR_CORE_PERF_GLOBAL_CTRL, 0);
+	else if (pfm_x86.flags & PFM_X86_AMD_GLOBAL)
+		wrmsrl(MSR_AMD64_PERF_CNTR_GLOBAL_CTL, 0);
+}
+
+static void pfm_x86_ack(u64 pmds)
+{
+	if (pfm_x86.flags & PFM_X86_INTEL_GLOBAL)
+		wrmsrl(MSR_CORE_PERF_GLOBAL_OVF_CTRL, pfm_x86_global_bits(pmds));
+	else if (pfm_x86.flags & PFM_X86_AMD_GLOBAL)
+		wrmsrl(MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_CLR, pmds);
+}
+
+/* User-space RDPMC: allowed while a self-monitoring thread runs. */
+static void pfm_x86_user_rdpmc(bool allow)
+{
+	if (allow)
+		cr4_set_bits_irqsoff(X86_CR4_PCE);
+	else
+		cr4_update_pce(NULL);	/* back to what the mm wants */
+}
+
+/* Stop every counter of this CPU and route its overflows to the NMI. */
+static void pfm_x86_reset_cpu(void *unused)
+{
+	unsigned int i;
+
+	pfm_x86_disable();
+	for (i = 0; i < pfm_x86.pmu.num_pmcs; i++)
+		if (pfm_x86.pmc[i].type & PFM_REG_IMPL)
+			wrmsrl(pfm_x86.pmc[i].addr, 0);
+	pfm_x86_ack(GENMASK_ULL(PFM_MAX_HW_PMDS - 1, 0) &
+		    (GENMASK_ULL(pfm_x86.num_gp - 1, 0) |
+		     (pfm_x86.num_fixed ?
+		      GENMASK_ULL(PFM_X86_FIXED_BASE + pfm_x86.num_fixed - 1,
+				  PFM_X86_FIXED_BASE) : 0)));
+	if (boot_cpu_has(X86_FEATURE_APIC))
+		apic_write(APIC_LVTPC, APIC_DM_NMI);
+}
+
+static void pfm_x86_release(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < pfm_x86.num_gp; i++) {
+		release_evntsel_nmi(pfm_x86.pmc[i].addr);
+		release_perfctr_nmi(pfm_x86.pmd[i].addr);
+	}
+}
+
+/*
+ * Take every counter in the MSR reservation that x86 perf_events uses for
+ * all its hardware events, the NMI watchdog included: perf takes them all
+ * or none, so perfmon holding any of them keeps perf out, and perf holding
+ * them keeps perfmon out.
+ */
+static int pfm_x86_reserve(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < pfm_x86.num_gp; i++) {
+		if (!reserve_evntsel_nmi(pfm_x86.pmc[i].addr))
+			goto fail;
+		if (!reserve_perfctr_nmi(pfm_x86.pmd[i].addr)) {
+			release_evntsel_nmi(pfm_x86.pmc[i].addr);
+			goto fail;
+		}
+	}
+	on_each_cpu(pfm_x86_reset_cpu, NULL, 1);
+	return 0;
+fail:
+	while (i--) {
+		release_evntsel_nmi(pfm_x86.pmc[i].addr);
+		release_perfctr_nmi(pfm_x86.pmd[i].addr);
+	}
+	return -EBUSY;
+}
+
+static int pfm_x86_nmi(unsigned int cmd, struct pt_regs *regs)
+{
+	if (!pfm_interrupt())
+		return NMI_DONE;
+	/* Intel masks LVTPC when it delivers a PMI */
+	if (pfm_x86.flags & PFM_X86_LVTPC_MASKS)
+		apic_write(APIC_LVTPC, APIC_DM_NMI);
+	return NMI_HANDLED;
+}
+
+/*
+ * Does the PMU exist? Emulators that have none read every MSR as zero and
+ * ignore writes: write the first counter and read it back.
+ */
+static bool __init pfm_x86_pmu_works(void)
+{
+	unsigned long addr = pfm_x86.pmd[0].addr;
+	u64 val = 0xabcd, old, back = 0;
+
+	if (rdmsrl_safe(addr, &old))
+		return false;
+	if (wrmsrl_safe(addr, val) || rdmsrl_safe(addr, &back))
+		return false;
+	wrmsrl_safe(addr, old);
+	return (back & 0xffffffff) == val;
+}
+
+static int __init pfm_x86_init(void)
+{
+	int ret;
+
+	ret = pfm_intel_core_probe(&pfm_x86);
+	if (ret)
+		ret = pfm_intel_arch_probe(&pfm_x86);
+	if (ret)
+		ret = pfm_amd64_probe(&pfm_x86);
+	if (ret) {
+		pr_info("perfmon: no supported PMU on this processor\n");
+		return 0;
+	}
+	if (!boot_cpu_has(X86_FEATURE_APIC) || !pfm_x86_pmu_works()) {
+		pr_info("perfmon: %s PMU does not respond: no PMU\n",
+			pfm_x86.pmu.model);
+		return 0;
+	}
+
+	pfm_x86.pmu.reserve = pfm_x86_reserve;
+	pfm_x86.pmu.release = pfm_x86_release;
+	pfm_x86.pmu.write_pmc = pfm_x86_write_pmc;
+	pfm_x86.pmu.write_pmd = pfm_x86_write_pmd;
+	pfm_x86.pmu.read_pmd = pfm_x86_read_pmd;
+	pfm_x86.pmu.enable = pfm_x86_enable;
+	pfm_x86.pmu.disable = pfm_x86_disable;
+	pfm_x86.pmu.ack = pfm_x86_ack;
+	pfm_x86.pmu.user_rdpmc = pfm_x86_user_rdpmc;
+
+	ret = register_nmi_handler(NMI_LOCAL, pfm_x86_nmi, NMI_FLAG_FIRST,
+				   "perfmon");
+	if (ret)
+		return ret;
+	ret = pfm_pmu_register(&pfm_x86.pmu);
+	if (ret)
+		unregister_nmi_handler(NMI_LOCAL, "perfmon");
+	return ret;
+}
+arch_initcall(pfm_x86_init);

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit tests of the x86 perfmon PMU tables: registers, addresses,
+ * defaults, reserved bits and widths.
+ */
+
+#include <kunit/test.h>
+#include <kunit/visibility.h>
+#include <linux/slab.h>
+
+#include "pmu_x86.h"
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+
+/* What the user can set in a PMC, whatever he writes. */
+static u64 pfm_user_value(const struct pfm_regdesc *d, u64 v)
+{
+	return (v & ~d->rsvd_msk) | (d->dfl_val & d->rsvd_msk);
+}
+
+/* Properties every table must have. */
+static void pfm_check_table(struct kunit *test, const struct pfm_x86_pmu *p)
+{
+	unsigned int i;
+
+	KUNIT_EXPECT_LE(test, p->pmu.num_pmcs, PFM_MAX_HW_PMCS);
+	KUNIT_EXPECT_LE(test, p->pmu.num_pmds, PFM_MAX_HW_PMDS);
+	for (i = 0; i < p->pmu.num_pmcs; i++) {
+		const struct pfm_regdesc *d = &p->pmc[i];
+
+		if (!(d->type & PFM_REG_IMPL))
+			continue;
+		KUNIT_EXPECT_NOT_NULL(test, d->name);
+		/* the default sets only bits the user cannot change */
+		KUNIT_EXPECT_EQ_MSG(test, d->dfl_val & ~d->rsvd_msk, 0ULL,
+				    "PMC%u", i);
+		/* NO_EMUL64 clears only forced bits */
+		KUNIT_EXPECT_EQ_MSG(test, d->no_emul64_msk & ~d->dfl_val, 0ULL,
+				    "PMC%u", i);
+		KUNIT_EXPECT_NE_MSG(test, d->no_emul64_msk, 0ULL, "PMC%u", i);
+	}
+	for (i = 0; i < p->pmu.num_pmds; i++) {
+		const struct pfm_regdesc *d = &p->pmd[i];
+
+		if (!(d->type & PFM_REG_IMPL))
+			continue;
+		KUNIT_EXPECT_TRUE(test, d->type & PFM_REG_CNT);
+		KUNIT_EXPECT_LT_MSG(test, d->ctl, p->pmu.num_pmcs, "PMD%u", i);
+		KUNIT_EXPECT_TRUE(test, p->pmc[d->ctl].type & PFM_REG_IMPL);
+		KUNIT_EXPECT_GT_MSG(test, d->width, 30, "PMD%u", i);
+		KUNIT_EXPECT_LT_MSG(test, d->width, d->hw_width, "PMD%u", i);
+	}
+}
+
+/* An event select: the user value can never set a reserved bit. */
+static void pfm_check_evtsel(struct kunit *test, const struct pfm_regdesc *d,
+			     u64 reserved)
+{
+	u64 all = pfm_user_value(d, ~0ULL);
+
+	KUNIT_EXPECT_EQ(test, d->dfl_val, PFM_X86_EVTSEL_INT);
+	KUNIT_EXPECT_EQ(test, all & reserved, 0ULL);
+	KUNIT_EXPECT_EQ(test, all & PFM_X86_EVTSEL_ANY, 0ULL);
+	KUNIT_EXPECT_EQ(test, all & PFM_X86_EVTSEL_PC, 0ULL);
+	/* event, unit mask, USR, OS, edge, INT, EN, INV, counter mask */
+	KUNIT_EXPECT_EQ(test, all & 0xffffffffULL, 0xffd7ffffULL);
+	KUNIT_EXPECT_EQ(test, pfm_user_value(d, 0), PFM_X86_EVTSEL_INT);
+	/* what libpfm writes goes through unchanged */
+	KUNIT_EXPECT_EQ(test, pfm_user_value(d, 0x5100c0), 0x5100c0ULL);
+	KUNIT_EXPECT_EQ(test, d->no_emul64_msk, PFM_X86_EVTSEL_INT);
+}
+
+static void pfm_test_intel_core(struct kunit *test)
+{
+	struct pfm_x86_pmu *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	pfm_intel_core_build(p);
+	pfm_check_table(test, p);
+	KUNIT_EXPECT_STREQ(test, p->pmu.model, "Intel Core");
+	KUNIT_EXPECT_EQ(test, p->pmu.num_pmcs, 17);
+	KUNIT_EXPECT_EQ(test, p->pmu.num_pmds, 19);
+	KUNIT_EXPECT_EQ(test, p->flags & PFM_X86_FW_WRITE, 0);
+	KUNIT_EXPECT_TRUE(test, p->flags & PFM_X86_INTEL_GLOBAL);
+	KUNIT_EXPECT_TRUE(test, p->flags & PFM_X86_LVTPC_MASKS);
+	for (i = 0; i < 2; i++) {
+		KUNIT_EXPECT_EQ(test, p->pmc[i].addr, 0x186UL + i);
+		pfm_check_evtsel(test, &p->pmc[i], GENMASK_ULL(63, 32));
+		KUNIT_EXPECT_EQ(test, p->pmd[i].addr, 0xc1UL + i);
+		KUNIT_EXPECT_EQ(test, p->pmd[i].width, 31);
+		KUNIT_EXPECT_EQ(test, p->pmd[i].hw_width, 40);
+		KUNIT_EXPECT_EQ(test, p->pmd[i].ctl, i);
+	}
+	for (i = 2; i < 16; i++) {
+		KUNIT_EXPECT_EQ(test, p->pmc[i].type, 0);
+		KUNIT_EXPECT_EQ(test, p->pmd[i].type, 0);
+	}
+	KUNIT_EXPECT_EQ(test, p->pmc[16].addr, 0x38dUL);
+	KUNIT_EXPECT_EQ(test, p->pmc[16].dfl_val, 0x888ULL);
+	KUNIT_EXPECT_EQ(test, p->pmc[16].rsvd_msk, ~0x333ULL);
+	KUNIT_EXPECT_EQ(test, pfm_user_value(&p->pmc[16], 0xaa), 0x8aaULL);
+	KUNIT_EXPECT_EQ(test, pfm_user_value(&p->pmc[16], ~0ULL), 0xbbbULL);
+	for (i = 0; i < 3; i++) {
+		KUNIT_EXPECT_EQ(test, p->pmd[16 + i].addr, 0x309UL + i);
+		KUNIT_EXPECT_EQ(test, p->pmd[16 + i].width, 39);
+		KUNIT_EXPECT_EQ(test, p->pmd[16 + i].hw_width, 40);
+		KUNIT_EXPECT_EQ(test, p->pmd[16 + i].ctl, 16);
+	}
+}
+
+static void pfm_test_intel_arch_fw(struct kunit *test)
+{
+	struct pfm_x86_pmu *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	pfm_intel_arch_build(p, 4, 4, 48, 3, 48, true);
+	pfm_check_table(test, p);
+	KUNIT_EXPECT_STREQ(test, p->pmu.model, "Intel architectural perfmon");
+	KUNIT_EXPECT_EQ(test, p->pmu.num_pmcs, 17);
+	KUNIT_EXPECT_EQ(test, p->pmu.num_pmds, 19);
+	KUNIT_EXPECT_TRUE(test, p->flags & PFM_X86_FW_WRITE);
+	for (i = 0; i < 4; i++) {
+		KUNIT_EXPECT_EQ(test, p->pmc[i].addr, 0x186UL + i);
+		pfm_check_evtsel(test, &p->pmc[i], GENMASK_ULL(63, 32));
+		/* no 31-bit limit with full-width writes */
+		KUNIT_EXPECT_EQ(test, p->pmd[i].width, 47);
+		KUNIT_EXPECT_EQ(test, p->pmd[i].hw_width, 48);
+	}
+	KUNIT_EXPECT_EQ(test, p->pmc[4].type, 0);
+	KUNIT_EXPECT_EQ(test, p->pmd[18].width, 47);
+}
+
+static void pfm_test_intel_arch_legacy(struct kunit *test)
+{
+	struct pfm_x86_pmu *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	pfm_intel_arch_build(p, 3, 4, 48, 3, 48, false);
+	pfm_check_table(test, p);
+	KUNIT_EXPECT_EQ(test, p->pmd[0].width, 31);
+	KUNIT_EXPECT_EQ(test, p->pmd[16].width, 47);
+
+	/* version 1 has neither fixed counters nor a global control */
+	pfm_intel_arch_build(p, 1, 2, 40, 3, 40, false);
+	pfm_check_table(test, p);
+	KUNIT_EXPECT_EQ(test, p->pmu.num_pmcs, 2);
+	KUNIT_EXPECT_EQ(test, p->pmu.num_pmds, 2);
+	KUNIT_EXPECT_EQ(test, p->flags & PFM_X86_INTEL_GLOBAL, 0);
+
+	/* more counters than the numbering has room for are left out */
+	pfm_intel_arch_build(p, 5, 12, 48, 6, 48, true);
+	pfm_check_table(test, p);
+	KUNIT_EXPECT_EQ(test, p->num_gp, PFM_X86_MAX_GP);
+	KUNIT_EXPECT_EQ(test, p->num_fixed, PFM_X86_MAX_FIXED);
+	KUNIT_EXPECT_EQ(test, p->pmu.num_pmds, 20);
+	KUNIT_EXPECT_EQ(test, p->pmc[16].dfl_val, 0x8888ULL);
+	KUNIT_EXPECT_EQ(test, p->pmc[16].rsvd_msk, ~0x3333ULL);
+}
+
+static void pfm_test_amd64(struct kunit *test)
+{
+	struct pfm_x86_pmu *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	pfm_amd64_build(p, 4, false);
+	pfm_check_table(test, p);
+	KUNIT_EXPECT_STREQ(test, p->pmu.model, "AMD64");
+	KUNIT_EXPECT_EQ(test, p->pmu.num_pmcs, 4);
+	KUNIT_EXPECT_EQ(test, p->pmu.num_pmds, 4);
+	KUNIT_EXPECT_EQ(test, p->flags, 0);
+	for (i = 0; i < 4; i++) {
+		KUNIT_EXPECT_EQ(test, p->pmc[i].addr, 0xc0010000UL + i);
+		KUNIT_EXPECT_EQ(test, p->pmd[i].addr, 0xc0010004UL + i);
+		pfm_check_evtsel(test, &p->pmc[i], GENMASK_ULL(63, 36));
+		/* the event select's bits 35:32 extend the event */
+		KUNIT_EXPECT_EQ(test, pfm_user_value(&p->pmc[i], ~0ULL) >> 32,
+				0xfULL);
+		KUNIT_EXPECT_EQ(test, p->pmd[i].width, 47);
+		KUNIT_EXPECT_EQ(test, p->pmd[i].hw_width, 48);
+	}
+}
+
+static void pfm_test_amd64_fam15h(struct kunit *test)
+{
+	struct pfm_x86_pmu *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	pfm_amd64_build(p, 6, false);
+	pfm_check_table(test, p);
+	KUNIT_EXPECT_STREQ(test, p->pmu.model, "AMD64 Fam15h");
+	KUNIT_EXPECT_EQ(test, p->pmu.num_pmcs, 6);
+	for (i = 0; i < 6; i++) {
+		KUNIT_EXPECT_EQ(test, p->pmc[i].addr, 0xc0010200UL + 2 * i);
+		KUNIT_EXPECT_EQ(test, p->pmd[i].addr, 0xc0010201UL + 2 * i);
+	}
+	pfm_amd64_build(p, 6, true);
+	KUNIT_EXPECT_EQ(test, p->flags, PFM_X86_AMD_GLOBAL);
+}
+
+static struct kunit_case pfm_pmu_cases[] = {
+	KUNIT_CASE(pfm_test_intel_core),
+	KUNIT_CASE(pfm_test_intel_arch_fw),
+	KUNIT_CASE(pfm_test_intel_arch_legacy),
+	KUNIT_CASE(pfm_test_amd64),
+	KUNIT_CASE(pfm_test_amd64_fam15h),
+	{}
+};
+
+static struct kunit_suite pfm_pmu_suite = {
+	.name = "perfmon_x86_pmu",
+	.test_cases = pfm_pmu_cases,
+};
+
+kunit_test_suite(pfm_pmu_suite);
+
+MODULE_DESCRIPTION("KUnit tests of the x86 perfmon PMU tables");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * perfmon on x86: what the PMU tables and the mechanics share.
+ */
+#ifndef _ARCH_X86_PERFMON_PMU_X86_H
+#define _ARCH_X86_PERFMON_PMU_X86_H
+
+#include <linux/bits.h>
+#include <linux/perfmon_pmu.h>
+
+/* struct pfm_x86_pmu.flags */
+#define PFM_X86_INTEL_GLOBAL	0x1	/* IA32_PERF_GLOBAL_CTRL/STATUS/OVF_CTRL */
+#define PFM_X86_AMD_GLOBAL	0x2	/* AMD PerfMonV2 global control */
+#define PFM_X86_LVTPC_MASKS	0x4	/* delivering a PMI masks LVTPC (Intel) */
+#define PFM_X86_FW_WRITE	0x8	/* full-width writes via IA32_A_PMCx */
+
+/* PMD numbers: GP counters from 0, Intel fixed counters from 16. */
+#define PFM_X86_FIXED_BASE	16
+#define PFM_X86_MAX_GP		8
+#define PFM_X86_MAX_FIXED	4
+
+/* Bits of an event select (PERFEVTSELx, PERF_CTLx). */
+#define PFM_X86_EVTSEL_PC	BIT_ULL(19)	/* pin control */
+#define PFM_X86_EVTSEL_INT	BIT_ULL(20)	/* overflow interrupt */
+#define PFM_X86_EVTSEL_ANY	BIT_ULL(21)	/* Intel AnyThread */
+#define PFM_X86_EVTSEL_EN	BIT_ULL(22)
+
+/**
+ * struct pfm_x86_pmu - an x86 PMU: the generic description and what the
+ * x86 mechanics need besides
+ * @pmu: the description the perfmon core sees
+ * @flags: PFM_X86_*
+ * @num_gp: number of general-purpose counters (PMD0..)
+ * @num_fixed: number of Intel fixed counters (PMD16..)
+ * @pmc: storage for a description built at boot
+ * @pmd: storage for a description built at boot
+ */
+struct pfm_x86_pmu {
+	struct pfm_pmu		pmu;
+	unsigned int		flags;
+	unsigned int		num_gp;
+	unsigned int		num_fixed;
+	struct pfm_regdesc	pmc[PFM_MAX_HW_PMCS];
+	struct pfm_regdesc	pmd[PFM_MAX_HW_PMDS];
+};
+
+/* Probes: fill @p for the boot CPU, or return -ENODEV. */
+int pfm_intel_core_probe(struct pfm_x86_pmu *p);
+int pfm_intel_arch_probe(struct pfm_x86_pmu *p);
+int pfm_amd64_probe(struct pfm_x86_pmu *p);
+
+/* Table builders, separate from the probes for the KUnit tests. */
+void pfm_intel_core_build(struct pfm_x86_pmu *p);
+void pfm_intel_arch_build(struct pfm_x86_pmu *p, unsigned int version,
+			  unsigned int num_gp, unsigned int gp_width,
+			  unsigned int num_fixed, unsigned int fixed_width,
+			  bool fw_write);
+void pfm_amd64_build(struct pfm_x86_pmu *p, unsigned int num_counters,
+		     bool global);
+
+#endif /* _ARCH_X86_PERFMON_PMU_X86_H */

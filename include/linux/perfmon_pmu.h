@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * perfmon PMU description: what an architecture tells the perfmon core
+ * about its performance monitoring unit.
+ *
+ * A PMU is described by two tables, one for the configuration registers
+ * (PMCs) and one for the data registers (PMDs), indexed by the register
+ * numbers user space uses, and by the few operations the core cannot do
+ * itself. The tables are data: the core validates every user value
+ * against them, so that no value can raise a fault or enable what the
+ * table forbids.
+ */
+#ifndef _LINUX_PERFMON_PMU_H
+#define _LINUX_PERFMON_PMU_H
+
+#include <linux/types.h>
+
+/* Highest number of PMCs and PMDs a PMU description may have. */
+#define PFM_MAX_HW_PMCS		32
+#define PFM_MAX_HW_PMDS		32
+
+/* struct pfm_regdesc.type */
+#define PFM_REG_IMPL		0x01	/* the register exists */
+#define PFM_REG_CNT		0x02	/* PMD: a counter, virtualized to 64 bits */
+
+/**
+ * struct pfm_regdesc - one PMC or PMD
+ * @name: register name, as in the processor's documentation
+ * @type: PFM_REG_* flags; a register without PFM_REG_IMPL does not exist
+ * @dfl_val: PMC: value after pfm_create_context(), and value of the
+ *	reserved bits whatever user space writes
+ * @rsvd_msk: PMC: reserved bits (a set bit is reserved)
+ * @no_emul64_msk: PMC: bits cleared when PFM_REGFL_NO_EMUL64 is given
+ *	(the overflow interrupt enable)
+ * @ctl: PMD: number of the PMC that controls the counter
+ * @width: PMD: number of low bits the hardware counts into before the
+ *	overflow interrupt; the upper bits live in software
+ * @hw_width: PMD: number of bits the hardware counter implements
+ * @addr: the register's address (an MSR on x86), for sysfs and the
+ *	architecture code
+ */
+struct pfm_regdesc {
+	const char	*name;
+	u16		type;
+	u16		ctl;
+	u8		width;
+	u8		hw_width;
+	u64		dfl_val;
+	u64		rsvd_msk;
+	u64		no_emul64_msk;
+	unsigned long	addr;
+};
+
+/**
+ * struct pfm_pmu - a PMU as the perfmon core sees it
+ * @model: name of the PMU model, shown in /sys/kernel/perfmon/pmu_desc/model
+ * @pmc: PMC descriptions, indexed by PMC number
+ * @pmd: PMD descriptions, indexed by PMD number
+ * @num_pmcs: number of entries of @pmc (highest PMC number + 1)
+ * @num_pmds: number of entries of @pmd (highest PMD number + 1)
+ * @reserve: take the PMU from its other in-kernel user: 0 or -EBUSY
+ * @release: give it back
+ * @write_pmc: write a PMC of this CPU
+ * @write_pmd: write a PMD of this CPU; the value has every bit from the
+ *	counter's width up to its hardware width set
+ * @read_pmd: read a PMD of this CPU
+ * @enable: let the counters of the PMDs in a bitmask count (a global
+ *	enable, where the PMU has one); may be NULL
+ * @disable: stop every counter (a global disable); may be NULL
+ * @ack: acknowledge the overflows of the PMDs in a bitmask, after an
+ *	overflow interrupt or when counters are saved
+ * @user_rdpmc: allow or forbid reading the counters from user space on
+ *	this CPU; may be NULL
+ *
+ * Register numbers are below 64, so bitmasks of registers are u64. Every
+ * operation but @reserve and @release acts on the PMU of the calling CPU
+ * and is called with interrupts disabled or from the overflow interrupt.
+ */
+struct pfm_pmu {
+	const char			*model;
+	const struct pfm_regdesc	*pmc;
+	const struct pfm_regdesc	*pmd;
+	unsigned int			num_pmcs;
+	unsigned int			num_pmds;
+
+	int	(*reserve)(void);
+	void	(*release)(void);
+	void	(*write_pmc)(unsigned int cnum, u64 value);
+	void	(*write_pmd)(unsigned int cnum, u64 value);
+	u64	(*read_pmd)(unsigned int cnum);
+	void	(*enable)(u64 pmds);
+	void	(*disable)(void);
+	void	(*ack)(u64 pmds);
+	void	(*user_rdpmc)(bool allow);
+};
+
+int pfm_pmu_register(const struct pfm_pmu *pmu);
+int pfm_interrupt(void);
+
+#endif /* _LINUX_PERFMON_PMU_H */

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * perfmon contexts: creation, reference counting and destruction.
+ */
+
+#include <linux/cred.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "context.h"
+#include "resource.h"
+
+static struct pfm_context *pfm_context_alloc(u32 flags)
+{
+	const struct pfm_pmu *pmu = pfm_pmu;
+	struct pfm_context *ctx;
+	unsigned int i;
+
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
+	if (!ctx)
+		return NULL;
+
+	mutex_init(&ctx->mutex);
+	raw_spin_lock_init(&ctx->lock);
+	refcount_set(&ctx->refs, 1);
+	ctx->state = PFM_CTX_UNLOADED;
+	ctx->flags = flags;
+	ctx->live_cpu = -1;
+	ctx->last_cpu = -1;
+	for (i = 0; i < pmu->num_pmcs; i++)
+		ctx->pmcs[i] = pmu->pmc[i].dfl_val;
+	return ctx;
+}
+
+/**
+ * pfm_create_context - create a context and a file descriptor for it
+ * @req: the request, already copied from user space
+ *
+ * Return: the new file descriptor, or a negative error code.
+ */
+int pfm_create_context(const struct pfarg_ctx *req)
+{
+	struct pfm_context *ctx;
+	int fd, ret;
+
+	if (req->ctx_flags & ~PFM_CTX_FLAGS_VALID)
+		return -EINVAL;
+	if (req->ctx_reserved1 ||
+	    memchr_inv(req->ctx_reserved2, 0, sizeof(req->ctx_reserved2)))
+		return -EINVAL;
+
+	/*
+	 * No PMU perfmon can drive. The 2008 code answered ENOSYS, which
+	 * means "no such system call" and makes libraries fall back to older
+	 * interfaces; no PMU is no device.
+	 */
+	if (!pfm_pmu)
+		return -ENODEV;
+
+	if (!pfm_may_create())
+		return -EPERM;
+
+	ret = pfm_session_get();
+	if (ret)
+		return ret;
+
+	ctx = pfm_context_alloc(req->ctx_flags);
+	if (!ctx) {
+		pfm_session_put();
+		return -ENOMEM;
+	}
+
+	fd = pfm_context_get_fd(ctx);
+	if (fd < 0)
+		pfm_context_put(ctx);
+	return fd;
+}
+
+/**
+ * pfm_context_put - drop a reference to a context, free it with the last
+ * @ctx: the context
+ */
+void pfm_context_put(struct pfm_context *ctx)
+{
+	if (!refcount_dec_and_test(&ctx->refs))
+		return;
+	WARN_ON_ONCE(ctx->task);
+	kfree_rcu(ctx, rcu);
+	pfm_session_put();
+}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * perfmon contexts: the kernel object behind a context file descriptor.
+ */
+#ifndef _KERNEL_PERFMON_CONTEXT_H
+#define _KERNEL_PERFMON_CONTEXT_H
+
+#include <linux/mutex.h>
+#include <linux/perfmon_pmu.h>
+#include <linux/rcupdate.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <linux/task_work.h>
+#include <linux/types.h>
+#include <uapi/linux/perfmon.h>
+
+/* ctx_flags that pfm_create_context() accepts. */
+#define PFM_CTX_FLAGS_VALID	(PFM_FL_OVFL_NO_MSG | PFM_FL_FD_CLOEXEC)
+
+struct task_struct;
+
+/**
+ * enum pfm_ctx_state - where a context is
+ * @PFM_CTX_UNLOADED: attached to no thread; registers live in memory only
+ * @PFM_CTX_LOADED: attached to one thread
+ * @PFM_CTX_ZOMBIE: its file is closed but it is still attached to a thread,
+ *	which unloads it on its way back to user space or at its exit
+ */
+enum pfm_ctx_state {
+	PFM_CTX_UNLOADED,
+	PFM_CTX_LOADED,
+	PFM_CTX_ZOMBIE,
+};
+
+/**
+ * struct pfm_context - one perfmon context
+ * @mutex: serializes the system calls on the context and its unloading
+ * @lock: protects the registers and the attachment against the context
+ *	switch of the monitored thread; taken with interrupts disabled
+ * @refs: one for the file, one while attached, one for a pending
+ *	deferred unload
+ * @state: see enum pfm_ctx_state
+ * @started: monitoring is active (pfm_start() without pfm_stop() since)
+ * @is_self: attached to the thread that loaded it
+ * @flags: PFM_FL_* flags given at creation
+ * @task: the thread the context is attached to, referenced
+ * @live_cpu: CPU whose PMU holds the registers, or -1 when they are all in
+ *	memory
+ * @last_cpu: CPU the context was last live on, or -1
+ * @last_act: activation number of that CPU when the context was last
+ *	made live there
+ * @used_pmcs: PMCs written, or needed by a PMD that was written
+ * @used_pmds: PMDs written, or controlled by a PMC that was written
+ * @dirty_pmds: PMDs changed in memory since the context was last live
+ * @no_emul64: PMDs whose PMC was written with PFM_REGFL_NO_EMUL64
+ * @pmcs: PMC values
+ * @pmds: 64-bit PMD values; while the context is live, the low bits of a
+ *	counter are in the hardware
+ * @unload_work: deferred unload of a zombie by the monitored thread
+ * @rcu: the context switch of its thread may look at a context while it is
+ *	being freed
+ */
+struct pfm_context {
+	struct mutex		mutex;		/* system calls */
+	raw_spinlock_t		lock;
+	refcount_t		refs;
+	enum pfm_ctx_state	state;
+	bool			started;
+	bool			is_self;
+	u32			flags;
+	struct task_struct	*task;
+	int			live_cpu;
+	int			last_cpu;
+	u64			last_act;
+	u64			used_pmcs;
+	u64			used_pmds;
+	u64			dirty_pmds;
+	u64			no_emul64;
+	u64			pmcs[PFM_MAX_HW_PMCS];
+	u64			pmds[PFM_MAX_HW_PMDS];
+	struct callback_head	unload_work;
+	struct rcu_head		rcu;
+};
+
+/* context.c */
+int pfm_create_context(const struct pfarg_ctx *req);
+void pfm_context_put(struct pfm_context *ctx);
+void pfm_context_release(struct pfm_context *ctx);
+
+/* file.c */
+int pfm_context_get_fd(struct pfm_context *ctx);
+struct pfm_context *pfm_context_from_file(struct file *file);
+
+#endif /* _KERNEL_PERFMON_CONTEXT_H */

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * perfmon context file descriptors.
+ *
+ * A context is reached only through its file descriptor. The descriptor
+ * is neither readable nor writable and poll() never reports it ready:
+ * the lite design sends no overflow messages.
+ */
+
+#include <linux/anon_inodes.h>
+#include <linux/fcntl.h>
+#include <linux/fs.h>
+#include <linux/poll.h>
+
+#include "context.h"
+
+static int pfm_file_release(struct inode *inode, struct file *file)
+{
+	pfm_context_release(file->private_data);
+	return 0;
+}
+
+static __poll_t pfm_file_poll(struct file *file, struct poll_table_struct *wait)
+{
+	return 0;
+}
+
+static const struct file_operations pfm_file_ops = {
+	.release	= pfm_file_release,
+	.poll		= pfm_file_poll,
+	.llseek		= noop_llseek,
+};
+
+/**
+ * pfm_context_get_fd - give a new context its file descriptor
+ * @ctx: the context; the file owns it from now on
+ *
+ * Return: the file descriptor, or a negative error code, in which case
+ * the caller still owns @ctx.
+ */
+int pfm_context_get_fd(struct pfm_context *ctx)
+{
+	int flags = O_RDONLY;
+
+	if (ctx->flags & PFM_FL_FD_CLOEXEC)
+		flags |= O_CLOEXEC;
+
+	return anon_inode_getfd("[perfmon]", &pfm_file_ops, ctx, flags);
+}
+
+/**
+ * pfm_context_from_file - the context behind a file
+ * @file: any file
+ *
+ * Return: the context, or NULL when @file is not a perfmon context.
+ */
+struct pfm_context *pfm_context_from_file(struct file *file)
+{
+	if (file->f_op != &pfm_file_ops)
+		return NULL;
+	return file->private_data;
+}

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * perfmon: registration of the PMU description by the architecture.
+ */
+
+#include <linux/bits.h>
+#include <linux/errno.h>
+#include <linux/init.h>
+#include <linux/perfmon_pmu.h>
+#include <linux/printk.h>
+
+#include "resource.h"
+
+static int __init pfm_pmu_check(const struct pfm_pmu *pmu)
+{
+	unsigned int i;
+
+	if (pmu->num_pmcs > PFM_MAX_HW_PMCS || pmu->num_pmds > PFM_MAX_HW_PMDS)
+		return -EINVAL;
+	for (i = 0; i < pmu->num_pmds; i++) {
+		const struct pfm_regdesc *d = &pmu->pmd[i];
+
+		if (!(d->type & PFM_REG_IMPL))
+			continue;
+		if (d->ctl >= pmu->num_pmcs ||
+		    !(pmu->pmc[d->ctl].type & PFM_REG_IMPL))
+			return -EINVAL;
+		if ((d->type & PFM_REG_CNT) &&
+		    (!d->width || d->width >= d->hw_width || d->hw_width > 64))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * pfm_pmu_register - give perfmon the PMU it drives
+ * @pmu: the description; it must stay valid for the life of the kernel
+ *
+ * Called once, by the architecture, at boot.
+ *
+ * Return: 0 or a negative error code.
+ */
+int __init pfm_pmu_register(const struct pfm_pmu *pmu)
+{
+	unsigned int i, pmcs = 0, pmds = 0;
+	int ret;
+
+	if (pfm_pmu)
+		return -EBUSY;
+	ret = pfm_pmu_check(pmu);
+	if (ret) {
+		pr_err("perfmon: invalid description of PMU %s\n", pmu->model);
+		return ret;
+	}
+	for (i = 0; i < pmu->num_pmcs; i++)
+		if (pmu->pmc[i].type & PFM_REG_IMPL)
+			pmcs++;
+	for (i = 0; i < pmu->num_pmds; i++) {
+		const struct pfm_regdesc *d = &pmu->pmd[i];
+
+		if (!(d->type & PFM_REG_IMPL))
+			continue;
+		pmds++;
+		pfm_pmc_pmds[d->ctl] |= BIT_ULL(i);
+		if (d->type & PFM_REG_CNT)
+			pfm_pmu_counters |= BIT_ULL(i);
+	}
+	pfm_pmu = pmu;
+	pr_info("perfmon: %s PMU, %u PMCs, %u PMDs\n", pmu->model, pmcs, pmds);
+	return 0;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * perfmon resources and limits: the PMU, sessions, argument sizes and who
+ * may create contexts.
+ */
+#ifndef _KERNEL_PERFMON_RESOURCE_H
+#define _KERNEL_PERFMON_RESOURCE_H
+
+#include <linux/atomic.h>
+#include <linux/types.h>
+#include <linux/uidgid.h>
+
+struct pfm_pmu;
+
+/* The PMU perfmon drives; NULL when none was registered. */
+extern const struct pfm_pmu *pfm_pmu;
+/* PMDs that are counters, and for each PMC the PMDs it controls. */
+extern u64 pfm_pmu_counters;
+extern u64 pfm_pmc_pmds[];
+
+/* Number of contexts attached to a thread. */
+extern atomic_t pfm_task_sessions;
+/* Largest vector argument, in bytes: never below a page. */
+extern unsigned int pfm_arg_mem_max;
+/* Group allowed to create contexts; INVALID_GID for everyone. */
+extern kgid_t pfm_task_group;
+/* Verbose messages (sysfs "debug"). */
+extern bool pfm_debug;
+
+bool pfm_may_create(void);
+int pfm_session_get(void);
+void pfm_session_put(void);
+
+#endif /* _KERNEL_PERFMON_RESOURCE_H */

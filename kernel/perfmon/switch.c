@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * perfmon context switch and overflow interrupt.
+ *
+ * A context is "live" on a CPU when its registers are loaded in that CPU's
+ * PMU, which happens only while its thread runs there. At switch-out the
+ * counters are stopped, read, and their pending overflows folded into the
+ * 64-bit values; at switch-in they are loaded again. When the context is
+ * the last one this CPU's PMU held and nothing was changed in memory in
+ * between, the counters still hold its values and only the PMCs, which
+ * restart counting, are written.
+ *
+ * Only threads with TIF_PERFMON_CTXSW come here; others pay nothing.
+ */
+
+#include <linux/jiffies.h>
+#include <linux/percpu.h>
+#include <linux/perfmon.h>
+#include <linux/sched.h>
+#include <linux/smp.h>
+
+#include "context.h"
+#include "counter.h"
+#include "resource.h"
+#include "stats.h"
+#include "switch.h"
+
+/**
+ * struct pfm_cpu - the perfmon state of one CPU
+ * @ctx: the context live on this CPU, or NULL
+ * @act: activation number, incremented each time a context goes live here
+ * @stale_until: until then (jiffies), overflow interrupts that find no
+ *	overflow are claimed: they were raised for overflows that a save
+ *	already folded
+ * @busy: a context is being saved or loaded on this CPU
+ */
+struct pfm_cpu {
+	struct pfm_context	*ctx;
+	u64			act;
+	unsigned long		stale_until;
+	bool			busy;
+};
+
+static DEFINE_PER_CPU(struct pfm_cpu, pfm_cpu);
+
+/* Write PMD @i of @ctx to this CPU's PMU. */
+static void pfm_write_hw_pmd(struct pfm_context *ctx, unsigned int i)
+{
+	const struct pfm_regdesc *d = &pfm_pmu->pmd[i];
+
+	pfm_pmu->write_pmd(i, pfm_hw_value(ctx->pmds[i], d->width, d->hw_width));
+}
+
+/* The counters controlled by the used PMCs, for the global enable. */
+static u64 pfm_counting_pmds(struct pfm_context *ctx)
+{
+	return ctx->used_pmds & pfm_pmu_counters;
+}
+
+/*
+ * Save the live context @ctx of this CPU into memory and stop the PMU.
+ * Interrupts disabled, ctx->lock held.
+ */
+static void pfm_save(struct pfm_context *ctx)
+{
+	const struct pfm_pmu *pmu = pfm_pmu;
+	struct pfm_cpu *pc = this_cpu_ptr(&pfm_cpu);
+	u64 wrapped = 0;
+	unsigned long i;
+	bool ovfl;
+
+	WRITE_ONCE(pc->busy, true);
+	barrier();
+	WRITE_ONCE(pc->ctx, NULL);
+
+	if (pmu->disable)
+		pmu->disable();
+	for_each_set_bit(i, (unsigned long *)&ctx->used_pmcs, PFM_MAX_HW_PMCS)
+		pmu->write_pmc(i, 0);
+
+	for_each_set_bit(i, (unsigned long *)&ctx->used_pmds, PFM_MAX_HW_PMDS) {
+		const struct pfm_regdesc *d = &pmu->pmd[i];
+		u64 hw;
+
+		if (!(d->type & PFM_REG_CNT))
+			continue;
+		hw = pmu->read_pmd(i);
+		if (pfm_overflowed(hw, d->width))
+			wrapped |= BIT_ULL(i);
+		ctx->pmds[i] = pfm_fold(ctx->pmds[i], hw, d->width,
+					!(ctx->no_emul64 & BIT_ULL(i)), &ovfl);
+		/* re-arm, so that the PMU holds what memory says */
+		if (ovfl) {
+			pfm_write_hw_pmd(ctx, i);
+			pfm_stat_inc(ovfl_at_save);
+		}
+	}
+	if (wrapped) {
+		pmu->ack(wrapped);
+		WRITE_ONCE(pc->stale_until, jiffies + 2);
+	}
+	if (ctx->is_self && pmu->user_rdpmc)
+		pmu->user_rdpmc(false);
+
+	ctx->live_cpu = -1;
+	barrier();
+	WRITE_ONCE(pc->busy, false);
+	pfm_stat_inc(saves);
+}
+
+/*
+ * Make @ctx live on this CPU. Interrupts disabled, ctx->lock held, and
+ * ctx->task is the thread running, or about to run, on this CPU.
+ */
+static void pfm_load(struct pfm_context *ctx)
+{
+	const struct pfm_pmu *pmu = pfm_pmu;
+	struct pfm_cpu *pc = this_cpu_ptr(&pfm_cpu);
+	int cpu = smp_processor_id();
+	unsigned long i;
+	u64 pmds;
+
+	WRITE_ONCE(pc->busy, true);
+	barrier();
+
+	/* Does the PMU still hold what this context left there? */
+	if (ctx->last_cpu == cpu && ctx->last_act == pc->act) {
+		pmds = ctx->dirty_pmds;
+		pfm_stat_inc(loads_kept);
+	} else {
+		pmds = ctx->used_pmds;
+	}
+	pc->act++;
+	ctx->last_act = pc->act;
+	ctx->last_cpu = cpu;
+
+	pmds &= ctx->used_pmds;
+	for_each_set_bit(i, (unsigned long *)&pmds, PFM_MAX_HW_PMDS)
+		pfm_write_hw_pmd(ctx, i);
+	ctx->dirty_pmds = 0;
+
+	if (ctx->started) {
+		for_each_set_bit(i, (unsigned long *)&ctx->used_pmcs, PFM_MAX_HW_PMCS)
+			pmu->write_pmc(i, ctx->pmcs[i]);
+		if (pmu->enable)
+			pmu->enable(pfm_counting_pmds(ctx));
+	}
+	if (ctx->is_self && pmu->user_rdpmc)
+		pmu->user_rdpmc(true);
+
+	ctx->live_cpu = cpu;
+	WRITE_ONCE(pc->ctx, ctx);
+	barrier();
+	WRITE_ONCE(pc->busy, false);
+	pfm_stat_inc(loads);
+}
+
+/**
+ * pfm_ctx_lock - lock a context and bring all of it into memory
+ * @ctx: the context, whose mutex the caller holds
+ * @flags: where to save the interrupt state
+ *
+ * When @ctx is live on this CPU (its thread is the caller) it is saved and
+ * pfm_ctx_unlock() makes it live again.
+ *
+ * Return: 0 with ctx->lock held and interrupts disabled, or -ESRCH when
+ * @ctx is live on another CPU: its thread runs, it is not stopped.
+ */
+int pfm_ctx_lock(struct pfm_context *ctx, unsigned long *flags)
+{
+	raw_spin_lock_irqsave(&ctx->lock, *flags);
+	if (ctx->live_cpu < 0)
+		return 0;
+	if (ctx->live_cpu != smp_processor_id()) {
+		raw_spin_unlock_irqrestore(&ctx->lock, *flags);
+		return -ESRCH;
+	}
+	pfm_save(ctx);
+	return 0;
+}
+
+/**
+ * pfm_ctx_unlock - unlock a context locked by pfm_ctx_lock()
+ * @ctx: the context
+ * @flags: the interrupt state pfm_ctx_lock() saved
+ *
+ * A context still attached to the calling thread goes live again.
+ */
+void pfm_ctx_unlock(struct pfm_context *ctx, unsigned long flags)
+{
+	if (ctx->state != PFM_CTX_UNLOADED && ctx->task == current &&
+	    ctx->live_cpu < 0)
+		pfm_load(ctx);
+	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+}
+
+/* Called from the architecture's context switch, interrupts disabled. */
+void __pfm_ctxsw_out(struct task_struct *prev)
+{
+	struct pfm_context *ctx = READ_ONCE(prev->pfm_context);
+
+	if (!ctx)
+		return;
+	raw_spin_lock(&ctx->lock);
+	if (ctx->live_cpu == smp_processor_id())
+		pfm_save(ctx);
+	raw_spin_unlock(&ctx->lock);
+	pfm_stat_inc(ctxsw_out);
+}
+
+/* Called from the architecture's context switch, interrupts disabled. */
+void __pfm_ctxsw_in(struct task_struct *next)
+{
+	struct pfm_context *ctx = READ_ONCE(next->pfm_context);
+
+	if (!ctx)
+		return;
+	raw_spin_lock(&ctx->lock);
+	if (ctx->task == next && ctx->state != PFM_CTX_UNLOADED &&
+	    ctx->live_cpu < 0)
+		pfm_load(ctx);
+	raw_spin_unlock(&ctx->lock);
+	pfm_stat_inc(ctxsw_in);
+}
+
+/*
+ * Re-arm the overflowed counter @i of the live context @ctx: stop it, add
+ * the overflow, set its upper bits again keeping the low bits counted so
+ * far, and restart it. Nothing counted between the overflow and the
+ * re-arm is lost.
+ */
+static void pfm_rearm(struct pfm_context *ctx, unsigned int i)
+{
+	const struct pfm_pmu *pmu = pfm_pmu;
+	const struct pfm_regdesc *d = &pmu->pmd[i];
+	unsigned int ctl = d->ctl;
+	u64 hw;
+
+	pmu->write_pmc(ctl, 0);
+	hw = pmu->read_pmd(i);
+	ctx->pmds[i] = pfm_combine(ctx->pmds[i], hw, d->width) + BIT_ULL(d->width);
+	pmu->write_pmd(i, pfm_hw_value(hw, d->width, d->hw_width));
+	pmu->write_pmc(ctl, ctx->pmcs[ctl]);
+}
+
+/**
+ * pfm_interrupt - handle a PMU overflow interrupt (an NMI on x86)
+ *
+ * Return: true when the interrupt was perfmon's.
+ */
+int pfm_interrupt(void)
+{
+	const struct pfm_pmu *pmu = pfm_pmu;
+	struct pfm_cpu *pc = this_cpu_ptr(&pfm_cpu);
+	struct pfm_context *ctx;
+	u64 ovfl = 0, cand;
+	unsigned long i;
+
+	/* a save or load in progress folds the overflows itself */
+	if (READ_ONCE(pc->busy))
+		return 1;
+
+	ctx = READ_ONCE(pc->ctx);
+	if (ctx && ctx->started) {
+		cand = pfm_counting_pmds(ctx) & ~ctx->no_emul64;
+		for_each_set_bit(i, (unsigned long *)&cand, PFM_MAX_HW_PMDS) {
+			if (!pfm_overflowed(pmu->read_pmd(i), pmu->pmd[i].width))
+				continue;
+			pfm_rearm(ctx, i);
+			ovfl |= BIT_ULL(i);
+		}
+	}
+	if (ovfl) {
+		pmu->ack(ovfl);
+		pfm_stat_inc(ovfl_intr);
+		return 1;
+	}
+	if (time_before(jiffies, READ_ONCE(pc->stale_until))) {
+		pfm_stat_inc(stale_intr);
+		return 1;
+	}
+	return 0;
+}
+

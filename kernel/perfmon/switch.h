@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Moving a context between memory and the PMU of a CPU.
+ */
+#ifndef _KERNEL_PERFMON_SWITCH_H
+#define _KERNEL_PERFMON_SWITCH_H
+
+struct pfm_context;
+
+int pfm_ctx_lock(struct pfm_context *ctx, unsigned long *flags);
+void pfm_ctx_unlock(struct pfm_context *ctx, unsigned long flags);
+
+#endif /* _KERNEL_PERFMON_SWITCH_H */

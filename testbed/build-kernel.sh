@@ -1,0 +1,154 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# build-kernel.sh SRC O [extra-fragment...]
+#
+# Configure (tinyconfig + testbed/kernel.config + extra fragments) and build
+# an x86_64 bzImage of the kernel tree SRC into the output directory O.
+# SRC is never written to (out-of-tree build, make O=...).
+#
+# The configuration is only regenerated when the fragments, the tree's
+# Kconfig files or this script changed (hash stamp O/.testbed-config.stamp),
+# so incremental builds stay incremental.  Compiles go through ccache
+# (CCACHE_DIR=$PERFMON_CACHE/ccache unless set).
+#
+# Output: O/arch/x86/boot/bzImage.  Full log: O/build.log.
+#
+# Environment:
+#   PERFMON_CACHE  cache root (default /var/cache/perfmon-lite)
+#   JOBS           make -j value (default: nproc)
+#   NO_CCACHE=1    compile with plain gcc
+
+set -euo pipefail
+
+usage() {
+	echo "usage: $0 SRC O [extra-fragment...]" >&2
+	exit 2
+}
+
+[ $# -ge 2 ] || usage
+
+TESTBED=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SRC=$(readlink -f -- "$1")
+mkdir -p -- "$2"
+O=$(readlink -f -- "$2")
+shift 2
+
+FRAGMENTS=("$TESTBED/kernel.config")
+for f in "$@"; do
+	[ -r "$f" ] || { echo "build-kernel: no such fragment: $f" >&2; exit 2; }
+	FRAGMENTS+=("$(readlink -f -- "$f")")
+done
+
+[ -f "$SRC/Makefile" ] && [ -x "$SRC/scripts/kconfig/merge_config.sh" ] ||
+	{ echo "build-kernel: $SRC is not a kernel tree" >&2; exit 2; }
+if [ -e "$SRC/.config" ] || [ -e "$SRC/include/config" ]; then
+	echo "build-kernel: $SRC has an in-tree configuration; out-of-tree (O=) builds need a clean source tree" >&2
+	exit 2
+fi
+
+CACHE=${PERFMON_CACHE:-/var/cache/perfmon-lite}
+JOBS=${JOBS:-$(nproc)}
+if [ "${NO_CCACHE:-0}" = 1 ]; then
+	CCOPT=(CC=gcc)
+else
+	export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
+	mkdir -p "$CCACHE_DIR"
+	# ~5G cap, written once into $CCACHE_DIR/ccache.conf.
+	grep -qs '^max_size' "$CCACHE_DIR/ccache.conf" || ccache -M 5G >/dev/null
+	# Let ccache hit across different O= directories and source copies
+	# (bisect worktrees): hash relative paths, not absolute ones.
+	export CCACHE_BASEDIR=${CCACHE_BASEDIR:-/}
+	# Kbuild rewrites autoconf.h etc. on reconfigure; content hashing
+	# (ccache's default "direct mode" is content based) is what we want.
+	CCOPT=(CC="ccache gcc")
+fi
+
+LOG=$O/build.log
+STAMP=$O/.testbed-config.stamp
+: > "$LOG"
+
+fail() {
+	echo "build-kernel: FAILED: $*" >&2
+	echo "----- last 40 lines of $LOG -----" >&2
+	tail -n 40 "$LOG" >&2
+	exit 1
+}
+
+mk() {
+	nice -n 10 make -C "$SRC" O="$O" "$@" >>"$LOG" 2>&1
+}
+
+t0=$(date +%s)
+
+# --- configuration -----------------------------------------------------------
+# What determines the configuration: the fragments (content and order), the
+# Kconfig files of the tree, this script and the compiler.
+config_hash() {
+	{
+		echo "script $(sha256sum < "${BASH_SOURCE[0]}")"
+		for f in "${FRAGMENTS[@]}"; do
+			echo "fragment $(sha256sum < "$f")"
+		done
+		(cd "$SRC" && find . -name 'Kconfig*' -type f -print0 | sort -z |
+			xargs -0 cat) | sha256sum
+		gcc --version | head -n1
+	} | sha256sum | cut -d' ' -f1
+}
+
+HASH=$(config_hash)
+reconfigured=no
+if [ ! -f "$O/.config" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$HASH" ]; then
+	reconfigured=yes
+	rm -f "$STAMP"
+	mk tinyconfig || fail "make tinyconfig"
+	(cd "$O" && "$SRC/scripts/kconfig/merge_config.sh" -m -O "$O" \
+		"$O/.config" "${FRAGMENTS[@]}") >>"$LOG" 2>&1 || fail "merge_config.sh"
+	mk olddefconfig || fail "make olddefconfig"
+
+	# Verify: the last fragment that mentions a symbol wins.  A symbol the
+	# tree does not define only warns (CONFIG_PERFMON* before the series).
+	declare -A want=()
+	for f in "${FRAGMENTS[@]}"; do
+		while IFS= read -r line; do
+			if [[ $line =~ ^(CONFIG_[A-Za-z0-9_]+)=(.*)$ ]]; then
+				want[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+			elif [[ $line =~ ^#\ (CONFIG_[A-Za-z0-9_]+)\ is\ not\ set ]]; then
+				want[${BASH_REMATCH[1]}]=n
+			fi
+		done < "$f"
+	done
+	known=$(cd "$SRC" && find . -name 'Kconfig*' -type f -print0 |
+		xargs -0 sed -n 's/^[[:space:]]*\(menu\)\{0,1\}config[[:space:]]\{1,\}\([A-Za-z0-9_]\{1,\}\).*/CONFIG_\2/p' |
+		sort -u)
+	bad=0
+	for sym in $(printf '%s\n' "${!want[@]}" | sort); do
+		val=${want[$sym]}
+		have=$(sed -n "s/^$sym=\(.*\)/\1/p" "$O/.config")
+		if ! grep -qx -- "$sym" <<<"$known"; then
+			if [ "$val" != n ]; then
+				echo "build-kernel: warning: $sym=$val: symbol unknown to this tree, ignored" >&2
+				echo "warning: $sym unknown to this tree" >>"$LOG"
+			fi
+			continue
+		fi
+		if [ "$val" = n ]; then
+			if [ -n "$have" ] && [ "$have" != n ]; then
+				echo "build-kernel: error: $sym should be unset but is $sym=$have" >&2
+				bad=1
+			fi
+		elif [ "$have" != "$val" ]; then
+			echo "build-kernel: error: $sym=$val requested but .config has ${have:+$sym=}${have:-it unset} (unmet dependency?)" >&2
+			bad=1
+		fi
+	done
+	[ $bad = 0 ] || { echo "build-kernel: configuration check failed (see $O/.config)" >&2; exit 1; }
+	echo "$HASH" > "$STAMP"
+fi
+
+# --- build -------------------------------------------------------------------
+mk -j"$JOBS" "${CCOPT[@]}" bzImage || fail "make bzImage"
+
+t1=$(date +%s)
+case $reconfigured in yes) what="config regenerated" ;; *) what="config unchanged" ;; esac
+echo "build-kernel: $O/arch/x86/boot/bzImage ($((t1 - t0)) s, $what)"

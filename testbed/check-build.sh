@@ -1,0 +1,92 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# check-build.sh RESULTS: every patch of the series builds on its own with
+# the test configuration, and the final tree also builds with
+# CONFIG_PERFMON disabled.
+#
+# The states of the tree come from $CACHE/check/commits (check-series.sh).
+# They are checked out one after the other in $BASE_REPO, so that git
+# rewrites only the files that differ and make rebuilds incrementally, in
+# one build directory ($CACHE/build/test), which ends with the final state:
+# the test kernel. A state that built once with the same configuration is
+# not built again (stamps in $CACHE/stamps).
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+RESULTS=$1
+LOGDIR=$(dirname "$RESULTS")
+result() { echo "$1 $2" >>"$RESULTS"; [ "$1" = PASS ] || msg "  $1 $2${3:+: $3}"; }
+
+commits=$CACHE/check/commits
+if [ ! -s "$commits" ]; then
+	result SKIP "build: every patch" "the series did not apply"
+	exit 1
+fi
+
+cfg_hash=$(cat "$TESTBED/build-kernel.sh" "$TESTBED/kernel.config" "$TESTBED/noperfmon.config" |
+	sha256sum | cut -c1-16)
+mkdir -p "$CACHE/stamps"
+TEST_O=$CACHE/build/test
+NOPFM_O=$CACHE/build/noperfmon
+
+# build_state COMMIT TREE O LABEL [fragment...]
+build_state() {
+	local commit=$1 tree=$2 o=$3 label=$4
+	shift 4
+	local stamp=$CACHE/stamps/$label-$tree-$cfg_hash
+	local log=$LOGDIR/build-$label-${tree:0:12}.log
+	if [ -e "$stamp" ] && [ "$(cat "$o/.perfmon-tree" 2>/dev/null)" = "$tree" ]; then
+		return 0
+	fi
+	git -C "$BASE_REPO" checkout -q -f --detach "$commit" || return 1
+	rm -f "$o/.perfmon-tree"
+	if "$TESTBED/build-kernel.sh" "$BASE_REPO" "$o" "$@" >"$log" 2>&1; then
+		echo "$tree" >"$o/.perfmon-tree"
+		touch "$stamp"
+		return 0
+	fi
+	cp "$o/build.log" "$log.full" 2>/dev/null
+	return 1
+}
+
+failed=no
+last_commit= last_tree=
+while read -r commit tree name; do
+	last_commit=$commit last_tree=$tree
+	if [ "$failed" = yes ]; then
+		result SKIP "build $name" "an earlier patch did not build"
+		continue
+	fi
+	if [ -e "$CACHE/stamps/test-$tree-$cfg_hash" ]; then
+		result PASS "build $name"
+		continue
+	fi
+	t0=$(date +%s)
+	if build_state "$commit" "$tree" "$TEST_O" test; then
+		msg "  built $name ($(($(date +%s) - t0)) s)"
+		result PASS "build $name"
+	else
+		result FAIL "build $name" "see $LOGDIR/build-test-${tree:0:12}.log"
+		failed=yes
+	fi
+done <"$commits"
+
+[ "$failed" = no ] || exit 1
+
+# The final state must be what the test build directory holds.
+build_state "$last_commit" "$last_tree" "$TEST_O" test ||
+	{ result FAIL "build final tree" "see $LOGDIR"; exit 1; }
+
+if build_state "$last_commit" "$last_tree" "$NOPFM_O" noperfmon "$TESTBED/noperfmon.config"; then
+	if grep -q '^CONFIG_PERFMON=y' "$NOPFM_O/.config"; then
+		result FAIL "build final tree without CONFIG_PERFMON" "CONFIG_PERFMON is still set"
+	else
+		result PASS "build final tree without CONFIG_PERFMON"
+	fi
+else
+	result FAIL "build final tree without CONFIG_PERFMON" "see $LOGDIR/build-noperfmon-${last_tree:0:12}.log"
+	exit 1
+fi
+# Leave the source at the final state for the guest stage.
+git -C "$BASE_REPO" checkout -q -f --detach "$last_commit"

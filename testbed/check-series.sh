@@ -1,0 +1,154 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# check-series.sh RESULTS: the static checks of the series.
+#
+#  - every patch applies in order to the pristine tree, with no fuzz;
+#  - the series applies with git am and with quilt, to the same result;
+#  - the tree view in this repository equals the files the series creates;
+#  - every patch has a "subsystem: Summary" subject, a body, a
+#    Signed-off-by, is at most 40 KB, and passes checkpatch.pl --strict
+#    with no error and no warning (checks are reported).
+#
+# Each check appends "PASS|FAIL|SKIP name" to RESULTS. On success the
+# commits of the applied series are recorded in $CACHE/check/commits (one
+# "commit tree patch" line per patch) for check-build.sh.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+RESULTS=$1
+LOGDIR=$(dirname "$RESULTS")
+result() { echo "$1 $2" >>"$RESULTS"; [ "$1" = PASS ] || msg "  $1 $2${3:+: $3}"; }
+
+ensure_base_repo
+git -C "$BASE_REPO" config gc.auto 0
+mapfile -t patches < <(series_patches)
+[ ${#patches[@]} -gt 0 ] || { result FAIL "series: no patches listed"; exit 1; }
+export GIT_AUTHOR_NAME=$PATCH_AUTHOR_NAME GIT_AUTHOR_EMAIL=$PATCH_AUTHOR_EMAIL
+export GIT_COMMITTER_NAME=$PATCH_AUTHOR_NAME GIT_COMMITTER_EMAIL=$PATCH_AUTHOR_EMAIL
+export GIT_AUTHOR_DATE='2025-01-01T00:00:00Z' GIT_COMMITTER_DATE='2025-01-01T00:00:00Z'
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$CACHE/check"
+commits=$CACHE/check/commits
+rm -f "$commits"
+
+# 1. Apply patch by patch into a private index: no work tree is touched,
+#    and git apply never applies with fuzz.
+export GIT_INDEX_FILE=$tmp/index
+git -C "$BASE_REPO" read-tree "$BASE_TAG"
+prev=$(git -C "$BASE_REPO" rev-parse "$BASE_TAG^{commit}")
+applied=yes
+: >"$tmp/commits"
+for p in "${patches[@]}"; do
+	name=$(basename "$p")
+	if [ "$applied" = no ]; then
+		result SKIP "apply $name" "an earlier patch did not apply"
+		continue
+	fi
+	if ! git -C "$BASE_REPO" apply --cached --check "$p" >"$LOGDIR/apply-$name.log" 2>&1 ||
+	   ! git -C "$BASE_REPO" apply --cached "$p" >>"$LOGDIR/apply-$name.log" 2>&1; then
+		result FAIL "apply $name" "see $LOGDIR/apply-$name.log"
+		applied=no
+		continue
+	fi
+	tree=$(git -C "$BASE_REPO" write-tree)
+	subject=$(sed -n 's/^Subject: \(\[PATCH[^]]*\] \)\{0,1\}//p' "$p" | head -n1)
+	prev=$(git -C "$BASE_REPO" commit-tree "$tree" -p "$prev" -m "$subject")
+	echo "$prev $tree $name" >>"$tmp/commits"
+	result PASS "apply $name"
+done
+unset GIT_INDEX_FILE
+[ "$applied" = yes ] && cp "$tmp/commits" "$commits"
+final=$prev
+
+# 2. git am and quilt, on a small tree holding only the files the series
+#    touches; both must give the files of the final tree.
+if [ "$applied" = yes ]; then
+	mapfile -t touched < <(git -C "$BASE_REPO" diff --name-only --no-renames "$BASE_TAG" "$final")
+	mapfile -t existing < <(git -C "$BASE_REPO" ls-tree -r --name-only "$BASE_TAG" -- "${touched[@]}")
+	compare_to_final() { # DIR: same content as the final tree for every touched file
+		local f bad=0
+		for f in "${touched[@]}"; do
+			if git -C "$BASE_REPO" cat-file -e "$final:$f" 2>/dev/null; then
+				cmp -s <(git -C "$BASE_REPO" cat-file blob "$final:$f") "$1/$f" ||
+					{ echo "differs: $f"; bad=1; }
+			elif [ -e "$1/$f" ]; then
+				echo "should not exist: $f"; bad=1
+			fi
+		done
+		return $bad
+	}
+	for tool in "git am" quilt; do
+		dir=$tmp/${tool// /-}
+		mkdir -p "$dir"
+		[ ${#existing[@]} -gt 0 ] &&
+			git -C "$BASE_REPO" archive "$BASE_TAG" -- "${existing[@]}" | tar -C "$dir" -xf -
+		log=$LOGDIR/${tool// /-}.log
+		if [ "$tool" = quilt ]; then
+			(cd "$dir" && QUILT_PATCHES=$TOP quilt push -a --fuzz=0) >"$log" 2>&1
+		else
+			(cd "$dir" && git init -q && git add -A -f && git commit -q -m base &&
+				git am --keep-cr "${patches[@]}") >"$log" 2>&1
+		fi
+		rc=$?
+		if [ $rc = 0 ] && grep -qi 'fuzz' "$log"; then rc=1; fi
+		if [ $rc = 0 ] && compare_to_final "$dir" >>"$log" 2>&1; then
+			result PASS "series applies with $tool"
+		else
+			result FAIL "series applies with $tool" "see $log"
+		fi
+	done
+
+	# 3. The tree view: the files the series adds, nothing else, same bytes.
+	log=$LOGDIR/tree-view.log
+	: >"$log"
+	mapfile -t added < <(git -C "$BASE_REPO" diff --name-only --no-renames --diff-filter=A "$BASE_TAG" "$final")
+	mkdir -p "$tmp/view"
+	[ ${#added[@]} -gt 0 ] && git -C "$BASE_REPO" archive "$final" -- "${added[@]}" | tar -C "$tmp/view" -xf -
+	for d in $TREE_VIEW_DIRS; do
+		[ -e "$TOP/$d" ] || [ -e "$tmp/view/$d" ] || continue
+		diff -r "$TOP/$d" "$tmp/view/$d" >>"$log" 2>&1
+	done
+	if [ -s "$log" ]; then
+		result FAIL "tree view equals the files the series creates" "see $log (make export regenerates it)"
+	else
+		result PASS "tree view equals the files the series creates"
+	fi
+else
+	result SKIP "series applies with git am" "the series does not apply"
+	result SKIP "series applies with quilt" "the series does not apply"
+	result SKIP "tree view equals the files the series creates" "the series does not apply"
+fi
+
+# 4. Each patch on its own: form, size, checkpatch.
+for p in "${patches[@]}"; do
+	name=$(basename "$p")
+	size=$(wc -c <"$p")
+	if [ "$size" -le 40960 ]; then
+		result PASS "size $name"
+	else
+		result FAIL "size $name" "$size bytes, over 40960"
+	fi
+	subject=$(sed -n 's/^Subject: \(\[PATCH[^]]*\] \)\{0,1\}//p' "$p" | head -n1)
+	body=$(awk '/^$/ && !h {h=1; next} h && /^---$/ {exit} h' "$p" | grep -vc '^\(Signed-off-by\|[A-Za-z-]*-by\):\|^$')
+	problem=
+	[[ $subject =~ ^[a-z0-9_./,-]+(/[a-zA-Z0-9_.-]+)*:\ [A-Z] ]] || problem="subject \"$subject\" is not \"subsystem: Summary\""
+	[ "$body" -ge 3 ] || problem="${problem:+$problem; }the body does not say what and why"
+	grep -q "^Signed-off-by: .* <.*@.*>$" "$p" || problem="${problem:+$problem; }no Signed-off-by"
+	if [ -z "$problem" ]; then
+		result PASS "form $name"
+	else
+		result FAIL "form $name" "$problem"
+	fi
+	log=$LOGDIR/checkpatch-$name.log
+	(cd "$BASE_REPO" && perl scripts/checkpatch.pl --strict --root="$BASE_REPO" "$p") >"$log" 2>&1
+	if grep -q '^total: 0 errors, 0 warnings,' "$log"; then
+		result PASS "checkpatch $name"
+		grep -q '^total: 0 errors, 0 warnings, 0 checks' "$log" ||
+			msg "  note: checkpatch $name: $(grep '^total:' "$log")"
+	else
+		result FAIL "checkpatch $name" "$(grep '^total:' "$log" || echo 'no summary'); see $log"
+	fi
+done

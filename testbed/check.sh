@@ -1,0 +1,50 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# check.sh [series|build|guest]...: the project's checks, in stages.
+# With no argument every stage runs. Each stage prints its name and its
+# elapsed time; a failure names the stage and the log to read. The last
+# line counts every check: "N passed, N failed, N skipped".
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+"$TESTBED/setup.sh" || die "could not install the packages the test bed needs"
+
+stages=("$@")
+[ ${#stages[@]} -gt 0 ] || stages=(series build guest)
+
+RUN=$CACHE/runs/$(date +%Y%m%d-%H%M%S)
+mkdir -p "$RUN"
+ln -sfn "$RUN" "$CACHE/runs/last"
+RESULTS=$RUN/results
+: >"$RESULTS"
+T0=$(date +%s)
+msg "logs: $RUN"
+
+status=0
+for s in "${stages[@]}"; do
+	case "$s" in
+	series) name="series checks (apply, git am, quilt, tree view, form, checkpatch)" ;;
+	build) name="builds (every patch with the test configuration; final tree without perfmon)" ;;
+	guest) name="guest (KUnit and kselftests in QEMU)" ;;
+	*) die "unknown stage $s" ;;
+	esac
+	stage "$name"
+	before=$(grep -c '^FAIL' "$RESULTS")
+	"$TESTBED/check-$s.sh" "$RESULTS" || true
+	after=$(grep -c '^FAIL' "$RESULTS")
+	stage_end
+	if [ "$after" -gt "$before" ]; then
+		status=1
+		msg "FAILED stage \"$name\": $((after - before)) failure(s); logs in $RUN"
+	fi
+done
+
+msg "total time $(($(date +%s) - T0)) s; results in $RESULTS"
+pass=$(grep -c '^PASS' "$RESULTS")
+fail=$(grep -c '^FAIL' "$RESULTS")
+skip=$(grep -c '^SKIP' "$RESULTS")
+grep -v '^PASS' "$RESULTS" >&2
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ] && [ "$pass" -gt 0 ] || status=1
+exit $status

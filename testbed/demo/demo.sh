@@ -1,0 +1,11 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# What `make run` shows inside the guest: the perfmon interface of the
+# patched kernel, as a perfmon2 tool sees it.
+echo "== /sys/kernel/perfmon"
+for f in /sys/kernel/perfmon/*; do
+	[ -f "$f" ] && printf '%-32s %s\n' "$f" "$(cat "$f")"
+done
+echo
+echo "== what the system calls answer"
+/demo/pfm-info

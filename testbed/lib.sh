@@ -1,0 +1,93 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared settings and helpers for the perfmon-lite test bed scripts.
+# shellcheck shell=bash
+
+TESTBED=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$TESTBED/.." && pwd)
+CACHE=${PERFMON_CACHE:-/var/cache/perfmon-lite}
+
+# The kernel the series is checked against (README.md says the same).
+KSRC_PKG=linux-source-6.12
+KSRC_VERSION=6.12.117-1~deb12u1
+KSRC_TARBALL=/usr/src/linux-source-6.12.tar.xz
+PRISTINE=$CACHE/src/linux-source-6.12
+BASE_REPO=$CACHE/base
+BASE_TAG=perfmon-base
+
+PATCH_AUTHOR_NAME=${PATCH_AUTHOR_NAME:-Perfmon Lite Maintainers}
+PATCH_AUTHOR_EMAIL=${PATCH_AUTHOR_EMAIL:-perfmon-lite@lists.example.org}
+
+msg() { printf '%s\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# stage NAME: print the stage name; stage_end prints its elapsed time.
+stage() {
+	STAGE_NAME=$1
+	STAGE_T0=$(date +%s)
+	printf '==> %s\n' "$STAGE_NAME" >&2
+}
+stage_end() {
+	printf '<== %s (%ds)\n' "$STAGE_NAME" $(($(date +%s) - STAGE_T0)) >&2
+}
+# stage_fail LOG MESSAGE: name the stage and the log to read, then exit.
+stage_fail() {
+	printf 'FAILED stage "%s": %s\n' "$STAGE_NAME" "$2" >&2
+	[ -n "$1" ] && printf '  read: %s\n' "$1" >&2
+	exit 1
+}
+
+# The patches listed in the series file, in order, as absolute paths.
+series_patches() {
+	local p
+	while IFS= read -r p; do
+		case "$p" in '' | '#'*) continue ;; esac
+		printf '%s\n' "$TOP/${p%% *}"
+	done <"$TOP/series"
+}
+
+# Make sure the kernel source package is there and extracted once.
+ensure_kernel_source() {
+	if [ ! -f "$KSRC_TARBALL" ]; then
+		msg "installing $KSRC_PKG=$KSRC_VERSION"
+		apt-get update -qq >&2
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			"$KSRC_PKG=$KSRC_VERSION" >&2 ||
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$KSRC_PKG" >&2
+	fi
+	if [ ! -f "$PRISTINE/Makefile" ]; then
+		mkdir -p "$CACHE/src"
+		rm -rf "$PRISTINE.tmp"
+		mkdir -p "$PRISTINE.tmp"
+		tar -C "$PRISTINE.tmp" -xf "$KSRC_TARBALL"
+		mv "$PRISTINE.tmp/linux-source-6.12" "$PRISTINE"
+		rmdir "$PRISTINE.tmp"
+	fi
+}
+
+# A git repository of the pristine source, commit tagged $BASE_TAG.
+ensure_base_repo() {
+	ensure_kernel_source
+	if git -C "$BASE_REPO" rev-parse -q --verify "$BASE_TAG^{commit}" >/dev/null 2>&1; then
+		return 0
+	fi
+	msg "creating $BASE_REPO (a git repository of the pristine source, once)"
+	rm -rf "$BASE_REPO"
+	cp -a "$PRISTINE" "$BASE_REPO"
+	# Debian's packaging rule at the end of .gitignore ignores every
+	# top-level entry; drop it so that git sees the tree.
+	sed -i -e '/^# Debian packaging: ignore everything/,$d' "$BASE_REPO/.gitignore"
+	(
+		cd "$BASE_REPO"
+		git init -q -b main
+		git config user.name "$PATCH_AUTHOR_NAME"
+		git config user.email "$PATCH_AUTHOR_EMAIL"
+		git config gc.auto 0
+		git add -A -f
+		GIT_AUTHOR_DATE='2025-01-01T00:00:00Z' GIT_COMMITTER_DATE='2025-01-01T00:00:00Z' \
+			git commit -q -m "Linux $(make -s kernelversion) from Debian $KSRC_PKG $KSRC_VERSION"
+		git tag "$BASE_TAG"
+	) >&2
+}
+
+# Top-level folders of the repository that hold the tree view.
+TREE_VIEW_DIRS="arch kernel include tools Documentation samples"

@@ -1,0 +1,820 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pmu-proof: check an (emulated) x86 PMU through the guest kernel's own
+ * perf_events and /dev/cpu/N/msr.  No perfmon code involved.
+ *
+ * Build: gcc -O2 -static -o pmu-proof pmu-proof.c
+ * Output: TAP-like "ok N name", "not ok N name", "ok N name # SKIP why".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/io.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int testno, n_fail;
+static int vendor_amd;
+static int intel_ngp, intel_gp_width, intel_nfixed, intel_version, intel_fw;
+static int amd_ext;
+
+static void result(int ok, const char *name, const char *skip)
+{
+	testno++;
+	if (skip)
+		printf("ok %d %s # SKIP %s\n", testno, name, skip);
+	else
+		printf("%sok %d %s\n", ok ? "" : "not ", testno, name);
+	if (!ok && !skip)
+		n_fail++;
+	fflush(stdout);
+}
+
+static void diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	printf("# ");
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	fflush(stdout);
+}
+
+static void cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4])
+{
+	asm volatile("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3])
+		     : "a"(leaf), "c"(sub));
+}
+
+static void probe_cpuid(void)
+{
+	uint32_t r[4];
+
+	cpuid(0, 0, r);
+	vendor_amd = r[1] == 0x68747541; /* "Auth" */
+	if (!vendor_amd && r[0] >= 0xa) {
+		cpuid(0xa, 0, r);
+		intel_version = r[0] & 0xff;
+		intel_ngp = (r[0] >> 8) & 0xff;
+		intel_gp_width = (r[0] >> 16) & 0xff;
+		intel_nfixed = r[3] & 0x1f;
+		cpuid(1, 0, r);
+		intel_fw = (r[2] >> 15) & 1; /* PDCM; FW_WRITE checked via MSR */
+	}
+	if (vendor_amd) {
+		cpuid(0x80000001, 0, r);
+		amd_ext = (r[2] >> 23) & 1;
+	}
+}
+
+static int perf_open(uint32_t type, uint64_t config, int user, int kernel,
+		     uint64_t period, int disabled, int cpu)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = type;
+	a.config = config;
+	a.exclude_user = !user;
+	a.exclude_kernel = !kernel;
+	a.exclude_hv = 1;
+	a.disabled = disabled;
+	if (period) {
+		a.sample_period = period;
+		a.sample_type = PERF_SAMPLE_IP;
+		a.wakeup_events = 1000000;
+	}
+	return syscall(SYS_perf_event_open, &a, 0, cpu, -1, 0);
+}
+
+static uint64_t rd(int fd)
+{
+	uint64_t v = 0;
+
+	if (read(fd, &v, 8) != 8)
+		return ~0ULL;
+	return v;
+}
+
+/*
+ * Calibrated window: read(fd) ... loop of n (dec; jnz) ... read(fd) using
+ * raw syscalls.  User instructions retired after the first read's syscall
+ * up to and including the second one: 2n + 4 (mov, n x (dec, jnz), xor,
+ * mov, syscall).  User branch instructions: n (jnz) + 1 (syscall).
+ */
+static void window_loop(int fd, uint64_t n, uint64_t *v1, uint64_t *v2)
+{
+	long rax = SYS_read;
+
+	asm volatile("syscall\n\t"
+		     "mov %[n], %%rcx\n\t"
+		     "1: dec %%rcx\n\t"
+		     "jnz 1b\n\t"
+		     "xor %%eax, %%eax\n\t"
+		     "mov %[v2], %%rsi\n\t"
+		     "syscall\n\t"
+		     : "+a"(rax)
+		     : "D"((long)fd), "S"(v1), "d"(8L), [n] "r"(n), [v2] "r"(v2)
+		     : "rcx", "r11", "memory", "cc");
+}
+
+/*
+ * Syscall-heavy window: n x getppid().  User instructions: 1 (mov n) +
+ * n x (mov, syscall, dec, jnz) + 3 (xor, mov, syscall) = 4n + 4.
+ */
+static void window_syscalls(int fd, uint64_t n, uint64_t *v1, uint64_t *v2)
+{
+	long rax = SYS_read;
+
+	asm volatile("syscall\n\t"
+		     "mov %[n], %%r12\n\t"
+		     "1: mov %[nr], %%eax\n\t"
+		     "syscall\n\t"
+		     "dec %%r12\n\t"
+		     "jnz 1b\n\t"
+		     "xor %%eax, %%eax\n\t"
+		     "mov %[v2], %%rsi\n\t"
+		     "syscall\n\t"
+		     : "+a"(rax)
+		     : "D"((long)fd), "S"(v1), "d"(8L), [n] "r"(n), [v2] "r"(v2),
+		       [nr] "i"(SYS_getppid)
+		     : "rcx", "r11", "r12", "memory", "cc");
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	sched_setaffinity(0, sizeof(s), &s);
+}
+
+static void unpin(void)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	CPU_SET(0, &s);
+	CPU_SET(1, &s);
+	sched_setaffinity(0, sizeof(s), &s);
+}
+
+static const uint64_t lens[] = { 1, 10, 1000, 100000, 3000000 };
+
+/* 2: exact user instructions and branches, pinned */
+static void test_exact(int ncpu)
+{
+	char name[96];
+	unsigned i;
+
+	for (int c = 0; c < 2; c++) {
+		if (c >= ncpu) {
+			result(1, "exact user counts pinned to cpu1", "one CPU");
+			continue;
+		}
+		pin(c);
+		int fi = perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS,
+				   1, 0, 0, 0, -1);
+		int fb = perf_open(PERF_TYPE_HARDWARE,
+				   PERF_COUNT_HW_BRANCH_INSTRUCTIONS, 1, 0, 0, 0, -1);
+		int ok = fi >= 0 && fb >= 0;
+
+		for (i = 0; ok && i < sizeof(lens) / sizeof(lens[0]); i++) {
+			uint64_t a, b, x, y, n = lens[i];
+
+			window_loop(fi, n, &a, &b);
+			window_loop(fb, n, &x, &y);
+			if (b - a != 2 * n + 4 || y - x != n + 1) {
+				diag("cpu%d n=%llu: instructions %llu (want %llu), branches %llu (want %llu)",
+				     c, (unsigned long long)n,
+				     (unsigned long long)(b - a),
+				     (unsigned long long)(2 * n + 4),
+				     (unsigned long long)(y - x),
+				     (unsigned long long)(n + 1));
+				ok = 0;
+			} else if (n == 3000000) {
+				diag("cpu%d n=%llu: instructions %llu branches %llu (exact)",
+				     c, (unsigned long long)n,
+				     (unsigned long long)(b - a),
+				     (unsigned long long)(y - x));
+			}
+		}
+		snprintf(name, sizeof(name), "exact user instructions and branches pinned to cpu%d", c);
+		result(ok, name, NULL);
+		close(fi);
+		close(fb);
+	}
+	unpin();
+}
+
+/* 2b: the same while being migrated between the two CPUs */
+static void test_migrate(int ncpu)
+{
+	const uint64_t n = 20000000;
+	uint64_t *shm;
+	pid_t child, mig;
+	int st, ok;
+
+	if (ncpu < 2) {
+		result(1, "exact user counts while migrating", "one CPU");
+		return;
+	}
+	shm = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	memset(shm, 0, 64);
+	child = fork();
+	if (child == 0) {
+		int fi = perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 1, 0, 0, 0, -1);
+		int fb = perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, 1, 0, 0, 0, -1);
+		int fm = perf_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, 1, 1, 0, 0, -1);
+		uint64_t a, b, x, y, m0, m1;
+
+		shm[7] = 1; /* ready */
+		m0 = rd(fm);
+		window_loop(fi, n, &a, &b);
+		window_loop(fb, n, &x, &y);
+		m1 = rd(fm);
+		shm[0] = b - a;
+		shm[1] = y - x;
+		shm[2] = m1 - m0;
+		_exit(0);
+	}
+	mig = fork();
+	if (mig == 0) {
+		cpu_set_t s;
+		struct timespec ts = { 0, 2000000 };
+
+		while (!shm[7])
+			sched_yield();
+		for (int k = 0; ; k++) {
+			CPU_ZERO(&s);
+			CPU_SET(k & 1, &s);
+			if (sched_setaffinity(child, sizeof(s), &s))
+				_exit(0);
+			nanosleep(&ts, NULL);
+		}
+	}
+	waitpid(child, &st, 0);
+	kill(mig, SIGKILL);
+	waitpid(mig, &st, 0);
+	ok = shm[0] == 2 * n + 4 && shm[1] == n + 1 && shm[2] > 0;
+	diag("migrating n=%llu: instructions %llu (want %llu), branches %llu (want %llu), migrations %llu",
+	     (unsigned long long)n, (unsigned long long)shm[0],
+	     (unsigned long long)(2 * n + 4), (unsigned long long)shm[1],
+	     (unsigned long long)(n + 1), (unsigned long long)shm[2]);
+	result(ok, "exact user instructions and branches while migrating between cpu0 and cpu1", NULL);
+	munmap(shm, 4096);
+}
+
+/* 3: privilege filters */
+static void test_priv(void)
+{
+	const uint64_t n = 2000;
+	int fu = perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 1, 0, 0, 0, -1);
+	int fk = perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 0, 1, 0, 0, -1);
+	uint64_t a, b, c, d, k0, k1;
+	int ok;
+
+	pin(0);
+	/* kernel-only counter across a loop without syscalls, then with */
+	window_loop(fk, n, &a, &b);
+	k0 = b - a;
+	window_syscalls(fk, n, &c, &d);
+	k1 = d - c;
+	window_syscalls(fu, n, &a, &b);
+	ok = fu >= 0 && fk >= 0 && b - a == 4 * n + 4 && k1 > k0 + 20 * n;
+	diag("user-only %llu (want %llu); kernel-only: loop window %llu, %llu getppid() window %llu",
+	     (unsigned long long)(b - a), (unsigned long long)(4 * n + 4),
+	     (unsigned long long)k0, (unsigned long long)n, (unsigned long long)k1);
+	result(ok, "privilege filters separate user and kernel instructions", NULL);
+	close(fu);
+	close(fk);
+	unpin();
+}
+
+/* 4: sampling: floor(N/P) overflows, give or take one */
+static int count_samples(void *base, size_t size, uint64_t *lost)
+{
+	struct perf_event_mmap_page *pg = base;
+	char *data = (char *)base + pg->data_offset;
+	uint64_t head = pg->data_head, tail = pg->data_tail;
+	int n = 0;
+
+	__sync_synchronize();
+	*lost = 0;
+	while (tail < head) {
+		struct perf_event_header *h = (void *)(data + (tail % pg->data_size));
+
+		if (h->type == PERF_RECORD_SAMPLE)
+			n++;
+		else if (h->type == PERF_RECORD_LOST)
+			*lost += ((uint64_t *)(h + 1))[1];
+		else if (h->type == PERF_RECORD_THROTTLE)
+			*lost += 1000000;
+		tail += h->size;
+	}
+	(void)size;
+	return n;
+}
+
+static void test_sampling(void)
+{
+	static const struct { uint64_t config; uint64_t period; const char *name; } ev[] = {
+		{ PERF_COUNT_HW_INSTRUCTIONS, 10007, "instructions" },
+		{ PERF_COUNT_HW_BRANCH_INSTRUCTIONS, 5003, "branches" },
+		{ PERF_COUNT_HW_CPU_CYCLES, 20011, "cycles" },
+		{ PERF_COUNT_HW_INSTRUCTIONS, 1000, "instructions-small-period" },
+	};
+	const uint64_t n = 1000000;
+	char name[96];
+	FILE *f;
+
+	/*
+	 * TCG makes the PMI handler slow; keep perf's interrupt-time limit
+	 * from throttling the events (the counts are what is tested).
+	 */
+	f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "w");
+	if (f) {
+		fputs("1000000\n", f);
+		fclose(f);
+	}
+	f = fopen("/proc/sys/kernel/perf_cpu_time_max_percent", "w");
+	if (f) {
+		fputs("0\n", f);
+		fclose(f);
+	}
+	pin(0);
+	for (unsigned i = 0; i < sizeof(ev) / sizeof(ev[0]); i++) {
+		size_t sz = (1 + 256) * 4096;
+		int fd = perf_open(PERF_TYPE_HARDWARE, ev[i].config, 1, 0, ev[i].period, 1, -1);
+		void *m = fd >= 0 ? mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+		uint64_t a, b, total, lost;
+		int got, want, ok;
+		long rax = SYS_ioctl;
+
+		if (m == MAP_FAILED) {
+			snprintf(name, sizeof(name), "sampling %s", ev[i].name);
+			result(0, name, NULL);
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		/* enable; loop; disable with raw syscalls */
+		asm volatile("syscall\n\t"
+			     "mov %[n], %%rcx\n\t"
+			     "1: dec %%rcx\n\t"
+			     "jnz 1b\n\t"
+			     "mov %[nr], %%eax\n\t"
+			     "mov %[dis], %%rsi\n\t"
+			     "syscall\n\t"
+			     : "+a"(rax)
+			     : "D"((long)fd), "S"((long)PERF_EVENT_IOC_ENABLE), "d"(0L),
+			       [n] "r"(n), [nr] "i"(SYS_ioctl),
+			       [dis] "i"((long)PERF_EVENT_IOC_DISABLE)
+			     : "rcx", "r11", "memory", "cc");
+		total = rd(fd);
+		got = count_samples(m, sz, &lost);
+		want = total / ev[i].period;
+		ok = got >= want - 1 && got <= want + 1 && lost == 0;
+		diag("%s: N=%llu P=%llu samples %d (floor(N/P)=%d) lost %llu",
+		     ev[i].name, (unsigned long long)total,
+		     (unsigned long long)ev[i].period, got, want, (unsigned long long)lost);
+		snprintf(name, sizeof(name), "sampling %s period %llu", ev[i].name,
+			 (unsigned long long)ev[i].period);
+		result(ok, name, NULL);
+		(void)a; (void)b;
+		munmap(m, sz);
+		close(fd);
+	}
+	unpin();
+}
+
+/* 5: user RDPMC via the mmap page reads what read() reads */
+static uint64_t rdpmc(uint32_t c)
+{
+	uint32_t lo, hi;
+
+	asm volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(c));
+	return lo | (uint64_t)hi << 32;
+}
+
+static int mmap_read(struct perf_event_mmap_page *pc, uint64_t *val)
+{
+	uint32_t seq, idx;
+	uint64_t count;
+	int64_t pmc;
+
+	do {
+		seq = pc->lock;
+		__sync_synchronize();
+		idx = pc->index;
+		count = pc->offset;
+		if (!pc->cap_user_rdpmc || !idx)
+			return -1;
+		pmc = rdpmc(idx - 1);
+		pmc <<= 64 - pc->pmc_width;
+		pmc >>= 64 - pc->pmc_width;
+		count += pmc;
+		__sync_synchronize();
+	} while (pc->lock != seq);
+	*val = count;
+	return 0;
+}
+
+static sigjmp_buf segv_jb;
+static void on_segv(int sig)
+{
+	(void)sig;
+	siglongjmp(segv_jb, 1);
+}
+
+/* returns 1 if rdpmc(c) faulted */
+static int rdpmc_faults(uint32_t c)
+{
+	struct sigaction sa, old;
+	volatile int faulted = 0;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_segv;
+	sigaction(SIGSEGV, &sa, &old);
+	if (sigsetjmp(segv_jb, 1) == 0)
+		rdpmc(c);
+	else
+		faulted = 1;
+	sigaction(SIGSEGV, &old, NULL);
+	return faulted;
+}
+
+static void test_rdpmc_nopce(void)
+{
+	/* a fresh process without perf mmaps: CR4.PCE is clear, RDPMC #GPs */
+	pid_t p = fork();
+	int st;
+
+	if (p == 0)
+		_exit(rdpmc_faults(0) ? 0 : 1);
+	waitpid(p, &st, 0);
+	result(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	       "user RDPMC without CR4.PCE raises #GP (SIGSEGV)", NULL);
+}
+
+static void test_rdpmc(void)
+{
+	static const struct { uint64_t config; const char *name; } ev[] = {
+		{ PERF_COUNT_HW_INSTRUCTIONS, "instructions" },
+		{ PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "branches" },
+		{ PERF_COUNT_HW_CPU_CYCLES, "cycles" },
+	};
+	char name[96];
+
+	pin(0);
+	for (unsigned i = 0; i < sizeof(ev) / sizeof(ev[0]); i++) {
+		int fd = perf_open(PERF_TYPE_HARDWARE, ev[i].config, 1, 0, 0, 0, -1);
+		struct perf_event_mmap_page *pc = fd >= 0 ?
+			mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+		uint64_t r1 = 0, r2 = 0, r3 = 0, l1 = 0, l2 = 0;
+		int ok = pc != MAP_FAILED;
+		const uint64_t n = 50000;
+
+		if (ok)
+			ok = !mmap_read(pc, &r1);
+		r2 = rd(fd);
+		if (ok)
+			ok = !mmap_read(pc, &r3);
+		/* calibrated loop measured with rdpmc alone */
+		if (ok) {
+			mmap_read(pc, &l1);
+			asm volatile("mov %0, %%rcx\n1: dec %%rcx\njnz 1b" :: "r"(n) : "rcx", "cc");
+			mmap_read(pc, &l2);
+		}
+		ok = ok && r1 <= r2 && r2 <= r3 && r3 - r1 < 2000 && r3 > 0;
+		if (ok && i == 0 && l2 - l1 < 2 * n)
+			ok = 0;
+		diag("%s: mmap/rdpmc %llu, read() %llu, mmap/rdpmc %llu; pmc_width %u index %u; loop of %llu: %llu",
+		     ev[i].name, (unsigned long long)r1, (unsigned long long)r2,
+		     (unsigned long long)r3, pc != MAP_FAILED ? pc->pmc_width : 0,
+		     pc != MAP_FAILED ? pc->index : 0, (unsigned long long)n,
+		     (unsigned long long)(l2 - l1));
+		snprintf(name, sizeof(name), "user RDPMC via mmap page agrees with read() (%s)", ev[i].name);
+		result(ok, name, NULL);
+		if (i == 0) {
+			/* same loop, twice the length: difference exactly 2n */
+			uint64_t m1, m2, d1 = l2 - l1;
+
+			mmap_read(pc, &m1);
+			asm volatile("mov %0, %%rcx\n1: dec %%rcx\njnz 1b" :: "r"(2 * n) : "rcx", "cc");
+			mmap_read(pc, &m2);
+			diag("rdpmc delta(2n) - delta(n) = %llu (want %llu)",
+			     (unsigned long long)(m2 - m1 - d1), (unsigned long long)(2 * n));
+			result(m2 - m1 - d1 == 2 * n, "user RDPMC deltas are exact", NULL);
+			/* bad index with CR4.PCE set: #GP */
+			result(rdpmc_faults(vendor_amd ? 64 : (1u << 30) | 7),
+			       "RDPMC of a nonexistent counter raises #GP", NULL);
+		}
+		if (pc != MAP_FAILED)
+			munmap(pc, 4096);
+		close(fd);
+	}
+	unpin();
+}
+
+/* 6: /dev/cpu/0/msr with perf idle */
+static int msr_fd = -1;
+
+static int rdmsr(uint32_t idx, uint64_t *v)
+{
+	return pread(msr_fd, v, 8, idx) == 8 ? 0 : -errno;
+}
+
+static int wrmsr(uint32_t idx, uint64_t v)
+{
+	return pwrite(msr_fd, &v, 8, idx) == 8 ? 0 : -errno;
+}
+
+static void test_msr(void)
+{
+	uint64_t v = 0, w = 0, save;
+	char name[128];
+	int r;
+
+	pin(0);
+	msr_fd = open("/dev/cpu/0/msr", O_RDWR);
+	if (msr_fd < 0) {
+		result(1, "MSR checks", "no /dev/cpu/0/msr");
+		return;
+	}
+	if (!vendor_amd) {
+		uint64_t wmask = (1ULL << intel_gp_width) - 1;
+
+		r = wrmsr(0x186, 1ULL << 32);
+		result(r == -EIO, "IA32_PERFEVTSEL0 reserved bit 32: #GP (EIO)", NULL);
+		r = wrmsr(0x186, 1ULL << 21);
+		if (intel_version < 3)
+			result(r == -EIO, "IA32_PERFEVTSEL0 AnyThread (reserved before v3): #GP", NULL);
+		else
+			result(r == 0, "IA32_PERFEVTSEL0 AnyThread accepted (v3+)", NULL);
+		wrmsr(0x186, 0);
+		r = rdmsr(0xc1 + intel_ngp, &v);
+		snprintf(name, sizeof(name), "IA32_PMC%d (nonexistent) read: #GP", intel_ngp);
+		result(r == -EIO, name, NULL);
+		r = wrmsr(0x186 + intel_ngp, 0);
+		snprintf(name, sizeof(name), "IA32_PERFEVTSEL%d (nonexistent) write: #GP", intel_ngp);
+		result(r == -EIO, name, NULL);
+		r = wrmsr(0x38d, 1ULL << (4 * intel_nfixed));
+		result(r == -EIO, "FIXED_CTR_CTRL reserved bit: #GP", NULL);
+		r = wrmsr(0x38f, 1ULL << 40);
+		result(r == -EIO, "GLOBAL_CTRL reserved bit: #GP", NULL);
+		r = wrmsr(0x38e, 0);
+		result(r == -EIO, "GLOBAL_STATUS is read-only: #GP", NULL);
+		r = rdmsr(0x309 + intel_nfixed, &v);
+		result(r == -EIO, "nonexistent fixed counter: #GP", NULL);
+
+		rdmsr(0xc1, &save);
+		wrmsr(0xc1, 0x80000000ULL);
+		rdmsr(0xc1, &v);
+		snprintf(name, sizeof(name), "IA32_PMC0 write 0x80000000 reads 0x%llx (sign-extended to %d bits)",
+			 (unsigned long long)v, intel_gp_width);
+		result(v == (0xffffffff80000000ULL & wmask), name, NULL);
+		wrmsr(0xc1, 0x12345678ULL);
+		rdmsr(0xc1, &v);
+		result(v == 0x12345678ULL, "IA32_PMC0 write 0x12345678 reads back unchanged", NULL);
+		if (intel_fw) {
+			r = rdmsr(0x345, &w);
+			result(r == 0 && (w & (1 << 13)), "IA32_PERF_CAPABILITIES.FW_WRITE set", NULL);
+			wrmsr(0x4c1, 0x80000000ULL);
+			rdmsr(0x4c1, &v);
+			result(v == 0x80000000ULL, "IA32_A_PMC0 full-width write 0x80000000 reads 0x80000000", NULL);
+			rdmsr(0xc1, &v);
+			result(v == 0x80000000ULL, "IA32_A_PMC0 and IA32_PMC0 are the same counter", NULL);
+			r = wrmsr(0x4c1, 1ULL << intel_gp_width);
+			result(r == -EIO, "IA32_A_PMC0 write beyond the width: #GP", NULL);
+		} else {
+			r = rdmsr(0x4c1, &v);
+			result(r == -EIO, "no PDCM: IA32_A_PMC0 does not exist (#GP)", NULL);
+			r = rdmsr(0x345, &v);
+			result(r == -EIO, "no PDCM: IA32_PERF_CAPABILITIES does not exist (#GP)", NULL);
+		}
+		wrmsr(0xc1, save);
+		rdmsr(0x309, &save);
+		wrmsr(0x309, 0x80000000ULL);
+		rdmsr(0x309, &v);
+		result(v == 0x80000000ULL, "FIXED_CTR0 write 0x80000000 is full width", NULL);
+		wrmsr(0x309, save);
+
+		/* overflow without PMI sets GLOBAL_STATUS; OVF_CTRL clears it */
+		if (intel_version >= 2) {
+			uint64_t gctl, st1, st2, st0, c;
+
+			rdmsr(0x38f, &gctl);
+			wrmsr(0x38f, 0);
+			wrmsr(0x390, 1);
+			rdmsr(0x38e, &st0);
+			wrmsr(0xc1, 0);
+			wrmsr(0x186, 0x4300c0); /* EN|OS|USR, instructions, no INT */
+			for (volatile int k = 0; k < 1000; k++)
+				;
+			rdmsr(0xc1, &c);
+			result(c == 0, "GLOBAL_CTRL bit clear: enabled counter does not count", NULL);
+			wrmsr(0xc1, wmask - 5);
+			wrmsr(0x38f, 1);
+			for (volatile int k = 0; k < 1000; k++)
+				;
+			wrmsr(0x38f, 0);
+			rdmsr(0xc1, &c);
+			rdmsr(0x38e, &st1);
+			wrmsr(0x390, 1);
+			rdmsr(0x38e, &st2);
+			wrmsr(0x186, 0);
+			wrmsr(0xc1, 0);
+			wrmsr(0x38f, gctl);
+			diag("GLOBAL_STATUS before %llx, after overflow %llx, after OVF_CTRL %llx; counter %llu",
+			     (unsigned long long)st0, (unsigned long long)st1,
+			     (unsigned long long)st2, (unsigned long long)c);
+			result((st0 & 1) == 0 && (st1 & 1) && !(st2 & 1) && c > 0 && c < 100000,
+			       "overflow sets GLOBAL_STATUS, GLOBAL_OVF_CTRL clears it", NULL);
+		}
+	} else {
+		uint32_t ctl = amd_ext ? 0xc0010200 : 0xc0010000;
+		uint32_t ctr0 = amd_ext ? 0xc0010201 : 0xc0010004;
+		int n = amd_ext ? 6 : 4;
+
+		r = wrmsr(ctl, 1ULL << 21);
+		result(r == -EIO, "PERF_CTL0 reserved bit 21: #GP (EIO)", NULL);
+		r = wrmsr(ctl, 1ULL << 50);
+		result(r == -EIO, "PERF_CTL0 reserved bit 50: #GP (EIO)", NULL);
+		if (amd_ext) {
+			r = rdmsr(0xc0010200 + 2 * n, &v);
+			result(r == -EIO, "PERF_CTL6 (nonexistent) read: #GP", NULL);
+		} else {
+			r = rdmsr(0xc0010200, &v);
+			result(r == -EIO, "no PerfCtrExtCore: 0xc0010200 does not exist (#GP)", NULL);
+		}
+		rdmsr(ctr0, &save);
+		wrmsr(ctr0, 0x80000000ULL);
+		rdmsr(ctr0, &v);
+		result(v == 0x80000000ULL, "PERF_CTR0 write 0x80000000 is full width (48 bits)", NULL);
+		if (amd_ext) {
+			rdmsr(0xc0010004, &w);
+			result(w == 0x80000000ULL, "legacy PERF_CTR0 aliases counter 0", NULL);
+		}
+		r = wrmsr(ctr0, 1ULL << 48);
+		result(r == -EIO, "PERF_CTR0 write beyond 48 bits: #GP", NULL);
+		/* wrap from all-ones */
+		wrmsr(ctr0, (1ULL << 48) - 5);
+		wrmsr(ctl, 0x4300c0);
+		for (volatile int k = 0; k < 1000; k++)
+			;
+		wrmsr(ctl, 0);
+		rdmsr(ctr0, &v);
+		result(v > 0 && v < 100000, "PERF_CTR0 wraps to 0 at 48 bits", NULL);
+		wrmsr(ctr0, save);
+	}
+	close(msr_fd);
+	unpin();
+}
+
+/* --bench: a guest workload (qsort, memcpy, syscalls), timed */
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double workload(void)
+{
+	static uint32_t arr[200000], cpy[200000];
+	struct timespec t0, t1;
+	uint32_t seed = 12345;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int round = 0; round < 3; round++) {
+		for (unsigned i = 0; i < 200000; i++) {
+			seed = seed * 1103515245 + 12345;
+			arr[i] = seed;
+		}
+		qsort(arr, 200000, sizeof(arr[0]), cmp_u32);
+		for (int k = 0; k < 20; k++)
+			memcpy(cpy, arr, sizeof(arr));
+		for (int k = 0; k < 20000; k++)
+			getppid();
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+}
+
+static int bench(void)
+{
+	double idle, counting;
+	int fd[3], i;
+	uint64_t cfg[3] = { PERF_COUNT_HW_INSTRUCTIONS, PERF_COUNT_HW_BRANCH_INSTRUCTIONS,
+			    PERF_COUNT_HW_CPU_CYCLES };
+
+	pin(0);
+	workload(); /* warm up the translation cache */
+	idle = 1e9;
+	for (i = 0; i < 5; i++) {
+		double t = workload();
+
+		idle = t < idle ? t : idle;
+	}
+	printf("# bench: no events %.1f ms (best of 5)\n", idle);
+	for (i = 0; i < 3; i++)
+		fd[i] = perf_open(PERF_TYPE_HARDWARE, cfg[i], 1, 1, 0, 0, -1);
+	if (fd[0] < 0) {
+		printf("# bench: no hardware events\n");
+		return 0;
+	}
+	counting = 1e9;
+	for (i = 0; i < 5; i++) {
+		double t = workload();
+
+		counting = t < counting ? t : counting;
+	}
+	printf("# bench: best of 5 while counting instructions %llu branches %llu cycles %llu (user+kernel) %.1f ms\n",
+	       (unsigned long long)rd(fd[0]), (unsigned long long)rd(fd[1]),
+	       (unsigned long long)rd(fd[2]), counting);
+	for (i = 0; i < 3; i++)
+		close(fd[i]);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int fd;
+
+	/* "pmu-proof --exit N": leave QEMU through isa-debug-exit (status 2N+1) */
+	if (argc == 3 && !strcmp(argv[1], "--exit")) {
+		if (ioperm(0xf4, 4, 1))
+			return 1;
+		outl(atoi(argv[2]), 0xf4);
+		return 1;
+	}
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 2 && !strcmp(argv[1], "--bench")) {
+		probe_cpuid();
+		return bench();
+	}
+	/* fixed work for host CPU-time comparisons: 6 workload runs */
+	if (argc == 2 && (!strcmp(argv[1], "--work-idle") || !strcmp(argv[1], "--work-count"))) {
+		int e = !strcmp(argv[1], "--work-count");
+		int f1 = e ? perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 1, 1, 0, 0, -1) : -1;
+		int f2 = e ? perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, 1, 1, 0, 0, -1) : -1;
+		int f3 = e ? perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 1, 1, 0, 0, -1) : -1;
+
+		pin(0);
+		for (int k = 0; k < 6; k++)
+			workload();
+		if (e)
+			printf("# work: counted %s instructions %llu branches %llu cycles %llu\n",
+			       f1 >= 0 ? "" : "(no PMU)", (unsigned long long)rd(f1),
+			       (unsigned long long)rd(f2), (unsigned long long)rd(f3));
+		return 0;
+	}
+	probe_cpuid();
+	diag("vendor %s, cpus %d, arch perfmon v%d gp %d width %d fixed %d pdcm %d amd_ext %d",
+	     vendor_amd ? "AMD" : "Intel", ncpu, intel_version, intel_ngp,
+	     intel_gp_width, intel_nfixed, intel_fw, amd_ext);
+	fd = perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 1, 0, 0, 0, -1);
+	if (fd < 0) {
+		const char *why = "no hardware PMU (perf_event_open: no hardware events)";
+
+		diag("perf_event_open(instructions): %s", strerror(errno));
+		result(1, "exact user instructions and branches pinned", why);
+		result(1, "exact user instructions and branches while migrating", why);
+		result(1, "privilege filters", why);
+		result(1, "sampling", why);
+		result(1, "user RDPMC via mmap page", why);
+		result(1, "MSR checks", why);
+		printf("1..%d\n", testno);
+		return 0;
+	}
+	close(fd);
+	test_rdpmc_nopce();
+	test_exact(ncpu);
+	test_migrate(ncpu);
+	test_priv();
+	test_sampling();
+	test_rdpmc();
+	test_msr();
+	printf("1..%d\n", testno);
+	return n_fail ? 1 : 0;
+}

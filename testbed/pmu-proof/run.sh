@@ -1,0 +1,126 @@
+#!/bin/bash
+# Prove the emulated PMU with the guest kernel's own perf_events.
+#
+# Usage: QEMU=/path/to/qemu-system-x86_64 run.sh /path/to/bzImage
+#        (or KERNEL=/path/to/bzImage).  QEMU defaults to the output of
+#        ../qemu/build.sh.
+# Boots the kernel on core2duo, Skylake-Client, Opteron_G3 and EPYC with
+# pmu=on and on Skylake-Client without pmu=on, runs pmu-proof in each and
+# ends with "N passed, N failed, N skipped"; exit status 1 on any failure.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+KERNEL=${1:-${KERNEL:-}}
+if [ -z "$KERNEL" ] || [ ! -f "$KERNEL" ]; then
+	echo "usage: QEMU=... $0 bzImage" >&2
+	exit 2
+fi
+QEMU=${QEMU:-$("$here/../qemu/build.sh" | tail -1)}
+TIMEOUT=${TIMEOUT:-300}
+work=$(mktemp -d "${TMPDIR:-/tmp}/pmu-proof.XXXXXX")
+# KEEP_LOGS=dir keeps the guest console logs
+trap '[ -n "${KEEP_LOGS:-}" ] && mkdir -p "$KEEP_LOGS" && cp "$work"/*.log.txt "$KEEP_LOGS"/ 2>/dev/null; rm -rf "$work"' EXIT
+
+# Static guest program and a tiny busybox initramfs.
+gcc -O2 -Wall -static -o "$work/pmu-proof" "$here/pmu-proof.c"
+root=$work/root
+mkdir -p "$root"/{bin,dev,proc,sys,tmp}
+cp /bin/busybox "$root/bin/busybox"
+for t in sh mount cat echo dmesg grep poweroff sleep; do
+	ln -s busybox "$root/bin/$t"
+done
+cp "$work/pmu-proof" "$root/bin/pmu-proof"
+cat >"$root/init" <<'EOF'
+#!/bin/sh
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+# keep late kernel messages off the console (the boot log is already out)
+echo 1 >/proc/sys/kernel/printk
+echo "=== pmu-proof start"
+/bin/pmu-proof
+rc=$?
+echo "=== pmu-proof end rc=$rc"
+dmesg | grep -E 'Uhhuh|NMI received|Dazed|perf: |WARNING:|BUG:|Broken PMU|unchecked MSR' | sed 's/^/# dmesg: /'
+[ -n "$BENCH" ] && /bin/pmu-proof --bench
+/bin/pmu-proof --exit $rc
+poweroff -f
+EOF
+chmod +x "$root/init"
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initrd.gz"
+
+pass=0 fail=0 skip=0
+tap() { # tap OK NAME [SKIP-REASON]
+	if [ -n "${3:-}" ]; then
+		echo "ok - $2 # SKIP $3"; skip=$((skip + 1))
+	elif [ "$1" = 1 ]; then
+		echo "ok - $2"; pass=$((pass + 1))
+	else
+		echo "not ok - $2"; fail=$((fail + 1))
+	fi
+}
+
+# boot MODEL PMU(on/off) EXPECT-REGEX...
+boot() {
+	local model=$1 pmu=$2 cpu log rc=0 t0 t1
+	shift 2
+	cpu=$model
+	[ "$pmu" = on ] && cpu="$model,pmu=on"
+	log=$work/$model-$pmu.log
+	echo "# ---- $cpu"
+	t0=$(date +%s.%N)
+	timeout "$TIMEOUT" "$QEMU" -accel tcg -cpu "$cpu" -smp 2 -m 1G -nographic -no-reboot \
+		-nic none -L /usr/share/seabios -L /usr/share/qemu \
+		-device isa-debug-exit,iobase=0xf4,iosize=4 \
+		-kernel "$KERNEL" -initrd "$work/initrd.gz" \
+		-append "console=ttyS0 nmi_watchdog=0 msr.allow_writes=on panic=-1 BENCH=${BENCH:-}" \
+		-serial "file:$log" -monitor none </dev/null >"$work/qemu.out" 2>&1 || rc=$?
+	t1=$(date +%s.%N)
+	tr -d '\r' <"$log" >"$log.txt"
+	grep -E 'Performance Events|^\[[ 0-9.]*\] \.\.\. |Broken PMU|PMU not available' "$log.txt" | sed 's/^/# /' || true
+	echo "# guest run took $(echo "$t1 - $t0" | bc) s, qemu exit status $rc"
+	grep -v '^\[' "$log.txt" | grep -E '^(not )?ok |^# ' | sed "s/^\(not \)\{0,1\}ok [0-9]*/&/" |
+		sed "s/^/[$cpu] /" || true
+	# boot log: every expected pattern present, no "Broken PMU"
+	local ok=1 re
+	for re in "$@"; do
+		grep -Eq -- "$re" "$log.txt" || { echo "# missing in boot log: $re"; ok=0; }
+	done
+	if grep -Eq 'Broken PMU|PMU not available' "$log.txt"; then
+		ok=0
+	fi
+	tap $ok "[$cpu] boot log names the expected PMU"
+	if grep -Eq '# dmesg: .*(Uhhuh|NMI received|Dazed|WARNING:|BUG:|unchecked MSR)' "$log.txt"; then
+		tap 0 "[$cpu] no unknown NMIs or kernel warnings"
+	else
+		tap 1 "[$cpu] no unknown NMIs or kernel warnings"
+	fi
+	# guest results
+	local p f s
+	p=$(grep -Ec '^ok [0-9]+ [^#]*$' "$log.txt" || true)
+	s=$(grep -Ec '^ok [0-9]+ .*# SKIP' "$log.txt" || true)
+	f=$(grep -Ec '^not ok [0-9]+ ' "$log.txt" || true)
+	pass=$((pass + p)) skip=$((skip + s)) fail=$((fail + f))
+	if ! grep -q '^=== pmu-proof end' "$log.txt"; then
+		tap 0 "[$cpu] guest program completed"
+	fi
+}
+
+BW='\.\.\. bit width: +'
+GR='\.\.\. generic registers: +'
+FX='\.\.\. fixed-purpose events: +'
+VER='\.\.\. version: +'
+boot core2duo on 'Performance Events: .*Core2 events.*Intel PMU driver' \
+	"${VER}2\$" "${BW}40\$" "${GR}2\$" "${FX}3\$"
+boot Skylake-Client on 'Performance Events: .*Skylake events.*full-width counters.*Intel PMU driver' \
+	"${VER}4\$" "${BW}48\$" "${GR}4\$" "${FX}3\$"
+boot Opteron_G3 on 'Performance Events: AMD PMU driver' "${BW}48\$" "${GR}4\$"
+boot EPYC on 'Performance Events: Fam17h\+ core perfctr, AMD PMU driver' "${BW}48\$" "${GR}6\$"
+boot Skylake-Client off 'Performance Events: .*(no PMU driver|software events only)'
+if grep -q 'Intel PMU driver' "$work/Skylake-Client-off.log.txt"; then
+	tap 0 "[Skylake-Client] without pmu=on no PMU is reported"
+else
+	tap 1 "[Skylake-Client] without pmu=on no PMU is reported"
+fi
+
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,81 @@
+#!/bin/bash
+# Build Debian's QEMU 7.2 (x86_64-softmmu, TCG only) with the emulated-PMU patch series.
+# Prints the absolute path of the cached qemu-system-x86_64 as the last line of stdout.
+set -eu
+CACHE=${PERFMON_CACHE:-/var/cache/perfmon-lite}
+here=$(cd "$(dirname "$0")" && pwd)
+QC=$CACHE/qemu
+mkdir -p "$QC"
+LOG=$QC/build.log
+log() { echo "build.sh: $*" >&2; }
+
+patches=$(ls "$here"/[0-9][0-9][0-9][0-9]-*.patch 2>/dev/null | sort || true)
+key=$(cat $patches "$here/build.sh" | sha256sum | cut -c1-16)
+out=$QC/$key/qemu-system-x86_64
+if [ -x "$out" ]; then
+	echo "$out"
+	exit 0
+fi
+
+SUDO=
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+
+# Build dependencies and the firmware the binary uses at run time.
+need=
+for p in meson ninja-build libglib2.0-dev libpixman-1-dev libfdt-dev pkg-config gcc dpkg-dev patch qemu-system-x86 seabios qemu-system-data; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need="$need $p"
+done
+
+# deb-src stanza for the archives the machine already uses (separate file, idempotent).
+SRCLIST=/etc/apt/sources.list.d/perfmon-lite-src.sources
+have_src() { apt-cache showsrc qemu 2>/dev/null | grep -q '^Package: qemu'; }
+if ! have_src; then
+	if [ ! -e "$SRCLIST" ]; then
+		log "adding deb-src stanzas in $SRCLIST"
+		for f in /etc/apt/sources.list.d/*.sources; do
+			[ "$f" = "$SRCLIST" ] && continue
+			awk 'BEGIN{RS="";ORS="\n\n"} /(^|\n)Types:[^\n]*deb/ {sub(/Types:[^\n]*/,"Types: deb-src"); print}' "$f"
+		done | $SUDO tee "$SRCLIST" >/dev/null
+	fi
+	$SUDO apt-get update >>"$LOG" 2>&1
+	need_update_done=1
+fi
+if [ -n "$need" ]; then
+	log "installing:$need"
+	[ -n "${need_update_done:-}" ] || $SUDO apt-get update >>"$LOG" 2>&1
+	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y $need >>"$LOG" 2>&1
+fi
+
+# Debian source, once.
+if ! ls -d "$QC"/src/qemu-7.2*/ >/dev/null 2>&1; then
+	log "fetching the qemu source package"
+	rm -rf "$QC/src.tmp" && mkdir -p "$QC/src.tmp"
+	(cd "$QC/src.tmp" && apt-get source qemu) >>"$LOG" 2>&1
+	mv "$QC/src.tmp" "$QC/src"
+fi
+pristine=$(ls -d "$QC"/src/qemu-7.2*/ | head -1)
+pristine=${pristine%/}
+
+# Fresh copy, apply the series, configure, build.
+work=$QC/$key.work
+rm -rf "$work"
+mkdir -p "$work"
+log "copying $pristine"
+cp -a "$pristine" "$work/qemu"
+for p in $patches; do
+	log "applying $(basename "$p")"
+	(cd "$work/qemu" && patch -p1 --fuzz=0 <"$p") >>"$LOG" 2>&1 || { tail -20 "$LOG" >&2; exit 1; }
+done
+log "configuring (log: $LOG)"
+mkdir -p "$work/qemu/build"
+(cd "$work/qemu/build" && ../configure --target-list=x86_64-softmmu --without-default-features \
+	--enable-tcg --disable-docs --disable-werror) >>"$LOG" 2>&1 || { tail -30 "$LOG" >&2; exit 1; }
+log "building"
+start=$(date +%s)
+(cd "$work/qemu/build" && nice ninja -j"$(nproc)" qemu-system-x86_64) >>"$LOG" 2>&1 || { tail -40 "$LOG" >&2; exit 1; }
+log "built in $(( $(date +%s) - start )) s"
+mkdir -p "$QC/$key"
+cp "$work/qemu/build/qemu-system-x86_64" "$out.tmp"
+mv "$out.tmp" "$out"
+rm -rf "$work"
+echo "$out"

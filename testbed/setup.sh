@@ -1,0 +1,26 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# setup.sh: install what the test bed needs from Debian's archive, once.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+need=()
+for pkg in "$KSRC_PKG" qemu-system-x86 busybox-static quilt ccache flex bison \
+	bc cpio libelf-dev libssl-dev python3 python3-ply python3-git gcc make git \
+	perl; do
+	dpkg-query -W -f='${Status}\n' "$pkg" 2>/dev/null | grep -q 'install ok installed' ||
+		need+=("$pkg")
+done
+[ ${#need[@]} -eq 0 ] && exit 0
+msg "installing: ${need[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >&2
+for i in "${!need[@]}"; do
+	# The kernel source the README names, when the archive still has it.
+	if [ "${need[$i]}" = "$KSRC_PKG" ] &&
+	   apt-cache madison "$KSRC_PKG" | grep -qF "$KSRC_VERSION"; then
+		need[$i]="$KSRC_PKG=$KSRC_VERSION"
+	fi
+done
+apt-get install -y -qq "${need[@]}" >&2

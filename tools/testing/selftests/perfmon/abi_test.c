@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perfmon ABI tests: how user space finds the interface, the twelve call
+ * slots, and pfm_create_context() with good and bad arguments.
+ */
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <poll.h>
+#include <stdlib.h>
+
+#include "../kselftest_harness.h"
+#include "pfm_util.h"
+
+/* Every test but the header one needs perfmon in the running kernel. */
+FIXTURE(pfm) {};
+
+FIXTURE_SETUP(pfm)
+{
+	if (!pfm_present())
+		SKIP(return, "perfmon is not in this kernel");
+}
+
+FIXTURE_TEARDOWN(pfm)
+{
+}
+
+TEST_F(pfm, sysfs_version)
+{
+	char buf[32], nl;
+	unsigned int major, minor;
+	int n;
+
+	ASSERT_LT(0, pfm_read_sysfs("version", buf, sizeof(buf)));
+	n = sscanf(buf, "%u.%u%c", &major, &minor, &nl);
+	ASSERT_EQ(3, n);
+	EXPECT_EQ('\n', nl);
+	EXPECT_EQ(PFM_VERSION_MAJOR, major);
+	EXPECT_EQ(PFM_VERSION_MINOR, minor);
+	/* libpfm-3.x needs "2.<minor>" with minor >= 3 for the v2.8x calls */
+	EXPECT_EQ(2, major);
+	EXPECT_LE(3, minor);
+	/* and reads it with %s into an 8-byte buffer */
+	EXPECT_GT(8, strlen(buf) - 1);
+}
+
+TEST_F(pfm, sysfs_syscall)
+{
+	char buf[32], nl;
+	int base, n;
+
+	ASSERT_LT(0, pfm_read_sysfs("syscall", buf, sizeof(buf)));
+	n = sscanf(buf, "%d%c", &base, &nl);
+	ASSERT_EQ(2, n);
+	EXPECT_EQ('\n', nl);
+	EXPECT_EQ(__NR_pfm_create_context, base);
+	EXPECT_EQ(463, base);
+}
+
+TEST(call_numbers_are_consecutive)
+{
+	int base = __NR_pfm_create_context;
+
+	EXPECT_EQ(base + PFM_WRITE_PMCS, __NR_pfm_write_pmcs);
+	EXPECT_EQ(base + PFM_WRITE_PMDS, __NR_pfm_write_pmds);
+	EXPECT_EQ(base + PFM_READ_PMDS, __NR_pfm_read_pmds);
+	EXPECT_EQ(base + PFM_LOAD_CONTEXT, __NR_pfm_load_context);
+	EXPECT_EQ(base + PFM_START, __NR_pfm_start);
+	EXPECT_EQ(base + PFM_STOP, __NR_pfm_stop);
+	EXPECT_EQ(base + PFM_RESTART, __NR_pfm_restart);
+	EXPECT_EQ(base + PFM_CREATE_EVTSETS, __NR_pfm_create_evtsets);
+	EXPECT_EQ(base + PFM_GETINFO_EVTSETS, __NR_pfm_getinfo_evtsets);
+	EXPECT_EQ(base + PFM_DELETE_EVTSETS, __NR_pfm_delete_evtsets);
+	EXPECT_EQ(base + PFM_UNLOAD_CONTEXT, __NR_pfm_unload_context);
+}
+
+/*
+ * The four removed calls must answer exactly as a system call number that
+ * was never assigned does.
+ */
+TEST_F(pfm, removed_calls_not_implemented)
+{
+	int call, fd, no_such_call;
+
+	errno = 0;
+	ASSERT_EQ(-1, syscall(-1, 0, 0, 0));
+	no_such_call = errno;
+
+	fd = pfm_create(0);
+	ASSERT_LE(0, fd);
+	for (call = PFM_RESTART; call <= PFM_DELETE_EVTSETS; call++) {
+		errno = 0;
+		EXPECT_EQ(-1, syscall(__NR_pfm_create_context + call, fd, NULL, 0))
+			TH_LOG("slot %d", call);
+		EXPECT_EQ(no_such_call, errno)
+			TH_LOG("slot %d", call);
+	}
+	EXPECT_EQ(0, close(fd));
+}
+
+TEST_F(pfm, create_and_close)
+{
+	char link[64], target[64];
+	int fd, next;
+	ssize_t n;
+
+	next = pfm_next_fd();
+	fd = pfm_create(0);
+	ASSERT_EQ(next, fd);
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, target, sizeof(target) - 1);
+	ASSERT_LT(0, n);
+	target[n] = '\0';
+	EXPECT_STREQ("anon_inode:[perfmon]", target);
+
+	/* not close-on-exec unless asked: perfmon2 tools expect that */
+	EXPECT_EQ(0, fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	EXPECT_EQ(0, close(fd));
+	EXPECT_EQ(next, pfm_next_fd());
+}
+
+TEST_F(pfm, create_cloexec)
+{
+	int fd;
+
+	fd = pfm_create(PFM_FL_FD_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(FD_CLOEXEC, fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	EXPECT_EQ(0, close(fd));
+}
+
+TEST_F(pfm, create_ovfl_no_msg_accepted)
+{
+	int fd;
+
+	fd = pfm_create(PFM_FL_OVFL_NO_MSG);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, close(fd));
+}
+
+TEST_F(pfm, many_contexts)
+{
+	int fds[64], i;
+
+	for (i = 0; i < 64; i++) {
+		fds[i] = pfm_create(0);
+		ASSERT_LE(0, fds[i]);
+	}
+	for (i = 0; i < 64; i++)
+		EXPECT_EQ(0, close(fds[i]));
+}
+
+/* Each bad create must fail with the errno given and leave no fd behind. */
+static void expect_create_fails(struct __test_metadata *_metadata,
+				struct pfarg_ctx *ctx, const char *smpl_name,
+				void *smpl_arg, size_t smpl_size, int err)
+{
+	int next = pfm_next_fd();
+
+	errno = 0;
+	EXPECT_EQ(-1, pfm_create_context(ctx, smpl_name, smpl_arg, smpl_size));
+	EXPECT_EQ(err, errno);
+	EXPECT_EQ(next, pfm_next_fd());
+}
+
+TEST_F(pfm, create_bad_pointer)
+{
+	expect_create_fails(_metadata, NULL, NULL, NULL, 0, EFAULT);
+	expect_create_fails(_metadata, (struct pfarg_ctx *)8, NULL, NULL, 0,
+			    EFAULT);
+}
+
+TEST_F(pfm, create_bad_pointer_end)
+{
+	struct pfarg_ctx *ctx;
+	long page = sysconf(_SC_PAGESIZE);
+	char *map;
+
+	/* the structure straddles into an unmapped page */
+	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_EQ(0, munmap(map + page, page));
+	memset(map, 0, page);
+	ctx = (struct pfarg_ctx *)(map + page - sizeof(*ctx) / 2);
+	expect_create_fails(_metadata, ctx, NULL, NULL, 0, EFAULT);
+	munmap(map, page);
+}
+
+TEST_F(pfm, create_sampling_format)
+{
+	struct pfarg_ctx ctx;
+	char arg[16];
+
+	memset(&ctx, 0, sizeof(ctx));
+	expect_create_fails(_metadata, &ctx, "default", NULL, 0, EINVAL);
+	expect_create_fails(_metadata, &ctx, NULL, arg, 0, EINVAL);
+	expect_create_fails(_metadata, &ctx, NULL, NULL, sizeof(arg), EINVAL);
+	expect_create_fails(_metadata, &ctx, "default", arg, sizeof(arg),
+			    EINVAL);
+}
+
+TEST_F(pfm, create_removed_flags)
+{
+	struct pfarg_ctx ctx;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.ctx_flags = PFM_FL_SYSTEM_WIDE;
+	expect_create_fails(_metadata, &ctx, NULL, NULL, 0, EINVAL);
+	ctx.ctx_flags = PFM_FL_NOTIFY_BLOCK;
+	expect_create_fails(_metadata, &ctx, NULL, NULL, 0, EINVAL);
+	ctx.ctx_flags = PFM_FL_NOTIFY_BLOCK | PFM_FL_OVFL_NO_MSG;
+	expect_create_fails(_metadata, &ctx, NULL, NULL, 0, EINVAL);
+}
+
+TEST_F(pfm, create_unknown_flags)
+{
+	struct pfarg_ctx ctx;
+	unsigned int bit;
+
+	memset(&ctx, 0, sizeof(ctx));
+	for (bit = 0; bit < 32; bit++) {
+		unsigned int flag = 1u << bit;
+
+		if (flag & (PFM_FL_OVFL_NO_MSG | PFM_FL_FD_CLOEXEC))
+			continue;
+		ctx.ctx_flags = flag;
+		expect_create_fails(_metadata, &ctx, NULL, NULL, 0, EINVAL);
+	}
+}
+
+TEST_F(pfm, create_reserved_fields)
+{
+	struct pfarg_ctx ctx;
+	int i;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.ctx_reserved1 = 1;
+	expect_create_fails(_metadata, &ctx, NULL, NULL, 0, EINVAL);
+	ctx.ctx_reserved1 = 0;
+	for (i = 0; i < 7; i++) {
+		ctx.ctx_reserved2[i] = 1ULL << 63;
+		expect_create_fails(_metadata, &ctx, NULL, NULL, 0, EINVAL);
+		ctx.ctx_reserved2[i] = 0;
+	}
+}
+
+TEST_F(pfm, poll_times_out)
+{
+	struct pollfd pfd;
+	int fd;
+
+	fd = pfm_create(0);
+	ASSERT_LE(0, fd);
+	pfd.fd = fd;
+	pfd.events = POLLIN | POLLOUT | POLLPRI;
+	pfd.revents = 0;
+	EXPECT_EQ(0, poll(&pfd, 1, 10));
+	EXPECT_EQ(0, pfd.revents);
+	EXPECT_EQ(0, close(fd));
+}
+
+TEST_F(pfm, read_write_fail)
+{
+	char buf[64];
+	int fd;
+
+	fd = pfm_create(0);
+	ASSERT_LE(0, fd);
+	errno = 0;
+	EXPECT_EQ(-1, read(fd, buf, sizeof(buf)));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(-1, write(fd, buf, sizeof(buf)));
+	EXPECT_EQ(EBADF, errno);
+	EXPECT_EQ(0, close(fd));
+}
+
+TEST_HARNESS_MAIN
