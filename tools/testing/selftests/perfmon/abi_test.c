@@ -11,20 +11,42 @@
 #include "../kselftest_harness.h"
 #include "pfm_util.h"
 
-/* Every test but the header one needs perfmon in the running kernel. */
+/* Tests of the interface: perfmon must be in the running kernel. */
+FIXTURE(pfm_if) {};
+
+FIXTURE_SETUP(pfm_if)
+{
+	if (!pfm_present())
+		SKIP(return, "perfmon is not in this kernel");
+}
+
+FIXTURE_TEARDOWN(pfm_if)
+{
+}
+
+/* Tests that create contexts: there must be a PMU perfmon drives. */
 FIXTURE(pfm) {};
 
 FIXTURE_SETUP(pfm)
 {
+	int fd;
+
 	if (!pfm_present())
 		SKIP(return, "perfmon is not in this kernel");
+	fd = pfm_create(0);
+	if (fd < 0 && errno == ENODEV)
+		SKIP(return, "no PMU perfmon supports");
+	if (fd < 0 && errno == EBUSY)
+		SKIP(return, "perf_events holds the PMU (NMI watchdog?)");
+	ASSERT_LE(0, fd);
+	close(fd);
 }
 
 FIXTURE_TEARDOWN(pfm)
 {
 }
 
-TEST_F(pfm, sysfs_version)
+TEST_F(pfm_if, sysfs_version)
 {
 	char buf[32], nl;
 	unsigned int major, minor;
@@ -43,7 +65,7 @@ TEST_F(pfm, sysfs_version)
 	EXPECT_GT(8, strlen(buf) - 1);
 }
 
-TEST_F(pfm, sysfs_syscall)
+TEST_F(pfm_if, sysfs_syscall)
 {
 	char buf[32], nl;
 	int base, n;
@@ -77,24 +99,41 @@ TEST(call_numbers_are_consecutive)
  * The four removed calls must answer exactly as a system call number that
  * was never assigned does.
  */
-TEST_F(pfm, removed_calls_not_implemented)
+TEST_F(pfm_if, removed_calls_not_implemented)
 {
-	int call, fd, no_such_call;
+	int call, no_such_call;
 
 	errno = 0;
 	ASSERT_EQ(-1, syscall(-1, 0, 0, 0));
 	no_such_call = errno;
 
-	fd = pfm_create(0);
-	ASSERT_LE(0, fd);
 	for (call = PFM_RESTART; call <= PFM_DELETE_EVTSETS; call++) {
 		errno = 0;
-		EXPECT_EQ(-1, syscall(__NR_pfm_create_context + call, fd, NULL, 0))
+		EXPECT_EQ(-1, syscall(__NR_pfm_create_context + call, 0, NULL, 0))
 			TH_LOG("slot %d", call);
 		EXPECT_EQ(no_such_call, errno)
 			TH_LOG("slot %d", call);
 	}
-	EXPECT_EQ(0, close(fd));
+}
+
+/* Without a PMU perfmon drives, there is no pmu_desc and no context. */
+TEST_F(pfm_if, create_needs_pmu)
+{
+	int fd, err;
+	bool has_pmu = access(PFM_SYSFS "/pmu_desc/model", R_OK) == 0;
+
+	errno = 0;
+	fd = pfm_create(0);
+	err = errno;
+	if (has_pmu) {
+		if (fd < 0 && err == EBUSY)
+			SKIP(return, "perf_events holds the PMU (NMI watchdog?)");
+		ASSERT_LE(0, fd);
+		EXPECT_EQ(0, close(fd));
+	} else {
+		EXPECT_EQ(-1, fd);
+		EXPECT_EQ(ENODEV, err);
+	}
 }
 
 TEST_F(pfm, create_and_close)
@@ -163,14 +202,14 @@ static void expect_create_fails(struct __test_metadata *_metadata,
 	EXPECT_EQ(next, pfm_next_fd());
 }
 
-TEST_F(pfm, create_bad_pointer)
+TEST_F(pfm_if, create_bad_pointer)
 {
 	expect_create_fails(_metadata, NULL, NULL, NULL, 0, EFAULT);
 	expect_create_fails(_metadata, (struct pfarg_ctx *)8, NULL, NULL, 0,
 			    EFAULT);
 }
 
-TEST_F(pfm, create_bad_pointer_end)
+TEST_F(pfm_if, create_bad_pointer_end)
 {
 	struct pfarg_ctx *ctx;
 	long page = sysconf(_SC_PAGESIZE);
@@ -187,7 +226,7 @@ TEST_F(pfm, create_bad_pointer_end)
 	munmap(map, page);
 }
 
-TEST_F(pfm, create_sampling_format)
+TEST_F(pfm_if, create_sampling_format)
 {
 	struct pfarg_ctx ctx;
 	char arg[16];
@@ -200,7 +239,7 @@ TEST_F(pfm, create_sampling_format)
 			    EINVAL);
 }
 
-TEST_F(pfm, create_removed_flags)
+TEST_F(pfm_if, create_removed_flags)
 {
 	struct pfarg_ctx ctx;
 
@@ -213,7 +252,7 @@ TEST_F(pfm, create_removed_flags)
 	expect_create_fails(_metadata, &ctx, NULL, NULL, 0, EINVAL);
 }
 
-TEST_F(pfm, create_unknown_flags)
+TEST_F(pfm_if, create_unknown_flags)
 {
 	struct pfarg_ctx ctx;
 	unsigned int bit;
@@ -229,7 +268,7 @@ TEST_F(pfm, create_unknown_flags)
 	}
 }
 
-TEST_F(pfm, create_reserved_fields)
+TEST_F(pfm_if, create_reserved_fields)
 {
 	struct pfarg_ctx ctx;
 	int i;
