@@ -23,8 +23,10 @@ demo=$RUN/root/demo
 mkdir -p "$demo"
 make -C "$BASE_REPO" O="$TEST_O" -s headers
 cp "$TESTBED/demo/demo.sh" "$RUN/root/demo.sh"
-gcc -static -O2 -Wall -isystem "$TEST_O/usr/include" -o "$demo/pfm-info" \
-	"$TESTBED/demo/pfm-info.c" || stage_fail "" "the demo program does not build"
+for prog in pfm-info pfm-count-loop; do
+	gcc -static -O2 -Wall -isystem "$TEST_O/usr/include" -o "$demo/$prog" \
+		"$TESTBED/demo/$prog.c" || stage_fail "" "the demo program $prog does not build"
+done
 "$TESTBED/mkinitramfs.sh" "$RUN/initramfs.cpio.gz" "" "$RUN/root" >/dev/null
 stage_end
 

@@ -9,3 +9,10 @@ done
 echo
 echo "== what the system calls answer"
 /demo/pfm-info
+echo
+echo "== a thread counts its own user instructions and branches"
+/demo/pfm-count-loop 1000000
+rc=$?
+# 2: no PMU on this machine, which is not a failure of the demo
+[ $rc = 2 ] && rc=0
+exit $rc

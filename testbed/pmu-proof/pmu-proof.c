@@ -30,6 +30,7 @@ static int testno, n_fail;
 static int vendor_amd;
 static int intel_ngp, intel_gp_width, intel_nfixed, intel_version, intel_fw;
 static int amd_ext;
+static uint64_t global_ctrl_boot[2];
 
 static void result(int ok, const char *name, const char *skip)
 {
@@ -617,6 +618,16 @@ static void test_msr(void)
 		result(v == 0x80000000ULL, "FIXED_CTR0 write 0x80000000 is full width", NULL);
 		wrmsr(0x309, save);
 
+		if (intel_version >= 2) {
+			uint64_t want = (1ULL << intel_ngp) - 1;
+
+			diag("IA32_PERF_GLOBAL_CTRL before perf use: cpu0 %llx cpu1 %llx (reset value %llx)",
+			     (unsigned long long)global_ctrl_boot[0],
+			     (unsigned long long)global_ctrl_boot[1], (unsigned long long)want);
+			result(global_ctrl_boot[0] == want &&
+			       (global_ctrl_boot[1] == want || global_ctrl_boot[1] == 0),
+			       "GLOBAL_CTRL reset value: GP enables set, fixed clear", NULL);
+		}
 		/* overflow without PMI sets GLOBAL_STATUS; OVF_CTRL clears it */
 		if (intel_version >= 2) {
 			uint64_t gctl, st1, st2, st0, c;
@@ -793,6 +804,20 @@ int main(int argc, char **argv)
 	diag("vendor %s, cpus %d, arch perfmon v%d gp %d width %d fixed %d pdcm %d amd_ext %d",
 	     vendor_amd ? "AMD" : "Intel", ncpu, intel_version, intel_ngp,
 	     intel_gp_width, intel_nfixed, intel_fw, amd_ext);
+	/* before perf is used: IA32_PERF_GLOBAL_CTRL still has its reset value */
+	if (!vendor_amd && intel_version >= 2) {
+		for (int c = 0; c < ncpu && c < 2; c++) {
+			char path[32];
+			int m;
+
+			snprintf(path, sizeof(path), "/dev/cpu/%d/msr", c);
+			m = open(path, O_RDONLY);
+			if (m < 0 || pread(m, &global_ctrl_boot[c], 8, 0x38f) != 8)
+				global_ctrl_boot[c] = ~0ULL;
+			if (m >= 0)
+				close(m);
+		}
+	}
 	fd = perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 1, 0, 0, 0, -1);
 	if (fd < 0) {
 		const char *why = "no hardware PMU (perf_event_open: no hardware events)";

@@ -22,6 +22,10 @@ trap '[ -n "${KEEP_LOGS:-}" ] && mkdir -p "$KEEP_LOGS" && cp "$work"/*.log.txt "
 
 # Static guest program and a tiny busybox initramfs.
 gcc -O2 -Wall -static -o "$work/pmu-proof" "$here/pmu-proof.c"
+# Bare-metal LVTPC probe (multiboot, 32 bit, freestanding).
+probe=$work/lvtpc-probe.elf
+gcc -m32 -ffreestanding -fno-pic -no-pie -fno-stack-protector -nostdlib -static -O2 -Wall \
+	-Wl,-Ttext=0x100000 -Wl,--build-id=none -o "$probe" "$here/lvtpc-probe.c" || probe=
 root=$work/root
 mkdir -p "$root"/{bin,dev,proc,sys,tmp}
 cp /bin/busybox "$root/bin/busybox"
@@ -76,10 +80,12 @@ boot() {
 		-serial "file:$log" -monitor none </dev/null >"$work/qemu.out" 2>&1 || rc=$?
 	t1=$(date +%s.%N)
 	tr -d '\r' <"$log" >"$log.txt"
+	# the program's own output (a kernel may print KTAP lines of its own)
+	sed -n '/^=== pmu-proof start/,/^=== pmu-proof end/p' "$log.txt" >"$log.prog"
 	grep -E 'Performance Events|^\[[ 0-9.]*\] \.\.\. |Broken PMU|PMU not available' "$log.txt" | sed 's/^/# /' || true
-	echo "# guest run took $(echo "$t1 - $t0" | bc) s, qemu exit status $rc"
-	grep -v '^\[' "$log.txt" | grep -E '^(not )?ok |^# ' | sed "s/^\(not \)\{0,1\}ok [0-9]*/&/" |
-		sed "s/^/[$cpu] /" || true
+	echo "# guest run took $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s, qemu exit status $rc"
+	grep -E '^(not )?ok |^# ' "$log.prog" | sed "s/^/[$cpu] /" || true
+	grep -E '^# dmesg: ' "$log.txt" | sed "s/^/[$cpu] /" || true
 	# boot log: every expected pattern present, no "Broken PMU"
 	local ok=1 re
 	for re in "$@"; do
@@ -96,13 +102,30 @@ boot() {
 	fi
 	# guest results
 	local p f s
-	p=$(grep -Ec '^ok [0-9]+ [^#]*$' "$log.txt" || true)
-	s=$(grep -Ec '^ok [0-9]+ .*# SKIP' "$log.txt" || true)
-	f=$(grep -Ec '^not ok [0-9]+ ' "$log.txt" || true)
+	p=$(grep -Ec '^ok [0-9]+ [^#]*$' "$log.prog" || true)
+	s=$(grep -Ec '^ok [0-9]+ .*# SKIP' "$log.prog" || true)
+	f=$(grep -Ec '^not ok [0-9]+ ' "$log.prog" || true)
 	pass=$((pass + p)) skip=$((skip + s)) fail=$((fail + f))
 	if ! grep -q '^=== pmu-proof end' "$log.txt"; then
 		tap 0 "[$cpu] guest program completed"
 	fi
+	[ "$pmu" = on ] || return 0
+	# LVTPC delivery modes and masking, from a bare-metal guest
+	if [ -z "$probe" ]; then
+		tap 1 "[$cpu] LVTPC probe" "cannot build 32-bit freestanding code"
+		return 0
+	fi
+	rc=0
+	timeout 120 "$QEMU" -accel tcg -cpu "$cpu" -m 128M -nographic -no-reboot -nic none \
+		-L /usr/share/seabios -L /usr/share/qemu -kernel "$probe" \
+		-debugcon "file:$work/$model-probe.log" -serial none -monitor none \
+		-device isa-debug-exit,iobase=0xf4,iosize=4 </dev/null >/dev/null 2>&1 || rc=$?
+	sed "s/^/[$cpu lvtpc-probe] /" "$work/$model-probe.log"
+	p=$(grep -Ec '^ok [0-9]+ ' "$work/$model-probe.log" || true)
+	f=$(grep -Ec '^not ok [0-9]+ ' "$work/$model-probe.log" || true)
+	pass=$((pass + p)) fail=$((fail + f))
+	# isa-debug-exit: status 1 = probe passed, 3 = failed
+	[ "$rc" = 1 ] || [ "$f" -gt 0 ] || tap 0 "[$cpu] lvtpc-probe completed (qemu status $rc)"
 }
 
 BW='\.\.\. bit width: +'

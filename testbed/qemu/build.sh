@@ -17,6 +17,14 @@ if [ -x "$out" ]; then
 	exit 0
 fi
 
+# one build at a time; another run may have finished it meanwhile
+exec 9>"$QC/.lock"
+flock 9
+if [ -x "$out" ]; then
+	echo "$out"
+	exit 0
+fi
+
 SUDO=
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 
