@@ -14,7 +14,7 @@
 PERFMON_CACHE ?= /var/cache/perfmon-lite
 export PERFMON_CACHE
 
-.PHONY: run check check-quick check-build check-guest tree export help
+.PHONY: run check check-quick check-build check-pmu check-guest tree export help
 
 help:
 	@sed -n '3,11p' Makefile | sed 's/^# \{0,1\}//'
@@ -31,8 +31,11 @@ check-quick:
 check-build:
 	@testbed/check.sh series build
 
+check-pmu:
+	@testbed/check.sh series build pmu
+
 check-guest:
-	@testbed/check.sh series build guest
+	@testbed/check.sh series build pmu guest
 
 tree:
 	@testbed/devtree.sh

@@ -134,7 +134,7 @@ for p in "${patches[@]}"; do
 	subject=$(sed -n 's/^Subject: \(\[PATCH[^]]*\] \)\{0,1\}//p' "$p" | head -n1)
 	body=$(awk '/^$/ && !h {h=1; next} h && /^---$/ {exit} h' "$p" | grep -vc '^\(Signed-off-by\|[A-Za-z-]*-by\):\|^$')
 	problem=
-	[[ $subject =~ ^[a-z0-9_./,-]+(/[a-zA-Z0-9_.-]+)*:\ [A-Z] ]] || problem="subject \"$subject\" is not \"subsystem: Summary\""
+	[[ $subject =~ ^([A-Za-z0-9_.,/-]+:\ )+[A-Z] ]] || problem="subject \"$subject\" is not \"subsystem: Summary\""
 	[ "$body" -ge 3 ] || problem="${problem:+$problem; }the body does not say what and why"
 	grep -q "^Signed-off-by: .* <.*@.*>$" "$p" || problem="${problem:+$problem; }no Signed-off-by"
 	if [ -z "$problem" ]; then

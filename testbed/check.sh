@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# check.sh [series|build|guest]...: the project's checks, in stages.
+# check.sh [series|build|pmu|guest]...: the project's checks, in stages.
 # With no argument every stage runs. Each stage prints its name and its
 # elapsed time; a failure names the stage and the log to read. The last
 # line counts every check: "N passed, N failed, N skipped".
@@ -11,7 +11,7 @@ set -uo pipefail
 "$TESTBED/setup.sh" || die "could not install the packages the test bed needs"
 
 stages=("$@")
-[ ${#stages[@]} -gt 0 ] || stages=(series build guest)
+[ ${#stages[@]} -gt 0 ] || stages=(series build pmu guest)
 
 RUN=$CACHE/runs/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$RUN"
@@ -26,6 +26,7 @@ for s in "${stages[@]}"; do
 	case "$s" in
 	series) name="series checks (apply, git am, quilt, tree view, form, checkpatch)" ;;
 	build) name="builds (every patch with the test configuration; final tree without perfmon)" ;;
+	pmu) name="emulated PMU (QEMU built with testbed/qemu, proven with perf_events)" ;;
 	guest) name="guest (KUnit and kselftests in QEMU)" ;;
 	*) die "unknown stage $s" ;;
 	esac

@@ -24,8 +24,8 @@
 
 set -euo pipefail
 
-KERNEL= INITRD= LOG= QEMU=qemu-system-x86_64 CPU=max SMP=2 MEM=1G
-TIMEOUT=600 APPEND= CONSOLE=0
+KERNEL='' INITRD='' LOG='' QEMU=qemu-system-x86_64 CPU=max SMP=2 MEM=1G
+TIMEOUT=600 APPEND='' CONSOLE=0
 EXTRA=()
 
 usage() {
@@ -97,6 +97,8 @@ case $rc in
 33) echo "run-guest: guest status 0 after ${secs} s"; exit 0 ;;
 35) echo "run-guest: guest status 1 (selftest failure) after ${secs} s"; exit 1 ;;
 124|137)
+	# The serial log may end in the middle of a line.
+	[ -s "$LOG" ] && [ -n "$(tail -c1 "$LOG")" ] && echo >> "$LOG"
 	echo "PERFMON-HOST: timeout: qemu killed after ${TIMEOUT} s" >> "$LOG"
 	echo "run-guest: timeout after ${TIMEOUT} s, QEMU killed" >&2
 	exit 124 ;;

@@ -176,13 +176,18 @@ static int pfm_detach(struct pfm_context *ctx)
  * pfm_unload_context - detach a context from its thread
  * @ctx: the context, whose mutex the caller holds
  *
- * Return: 0, also when the context was not attached, or -ESRCH when its
- * thread is running.
+ * Return: 0, also when the context was not attached, or the error of
+ * pfm_check_access().
  */
 int pfm_unload_context(struct pfm_context *ctx)
 {
+	int ret;
+
 	if (ctx->state == PFM_CTX_UNLOADED)
 		return 0;
+	ret = pfm_check_access(ctx);
+	if (ret)
+		return ret;
 	return pfm_detach(ctx);
 }
 

@@ -51,6 +51,7 @@ enum pfm_ctx_state {
  *	made live there
  * @used_pmcs: PMCs written, or needed by a PMD that was written
  * @used_pmds: PMDs written, or controlled by a PMC that was written
+ * @written_pmds: PMDs written by pfm_write_pmds(), the ones that can be read
  * @dirty_pmds: PMDs changed in memory since the context was last live
  * @no_emul64: PMDs whose PMC was written with PFM_REGFL_NO_EMUL64
  * @pmcs: PMC values
@@ -74,6 +75,7 @@ struct pfm_context {
 	u64			last_act;
 	u64			used_pmcs;
 	u64			used_pmds;
+	u64			written_pmds;
 	u64			dirty_pmds;
 	u64			no_emul64;
 	u64			pmcs[PFM_MAX_HW_PMCS];

@@ -132,6 +132,7 @@ int pfm_write_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
 		}
 		ctx->pmds[r->reg_num] = r->reg_value;
 		ctx->used_pmds |= BIT_ULL(r->reg_num);
+		ctx->written_pmds |= BIT_ULL(r->reg_num);
 		ctx->dirty_pmds |= BIT_ULL(r->reg_num);
 		ctx->used_pmcs |= BIT_ULL(d->ctl);
 	}
@@ -163,7 +164,7 @@ int pfm_read_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
 
 		if (!pfm_pmd_desc(r->reg_num) || r->reg_set ||
 		    memchr_inv(r->reg_reserved2, 0, sizeof(r->reg_reserved2)) ||
-		    !(ctx->used_pmds & BIT_ULL(r->reg_num))) {
+		    !(ctx->written_pmds & BIT_ULL(r->reg_num))) {
 			ret = -EINVAL;
 			break;
 		}

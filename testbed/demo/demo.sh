@@ -10,6 +10,9 @@ echo
 echo "== what the system calls answer"
 /demo/pfm-info
 echo
+echo "== samples/perfmon/pfm_count: a command's instructions, cycles, branches"
+/demo/pfm_count /bin/busybox sh -c 'i=0; while [ $i -lt 2000 ]; do i=$((i + 1)); done'
+echo
 echo "== a thread counts its own user instructions and branches"
 /demo/pfm-count-loop 1000000
 rc=$?

@@ -1,0 +1,43 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# check-pmu.sh RESULTS: the emulated PMU (testbed/qemu) proven exact against
+# the guest kernel's own perf_events, with no perfmon code involved: the
+# final tree built with CONFIG_PERFMON disabled boots on the four emulated
+# models, and once without the PMU (testbed/pmu-proof/run.sh).
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+RESULTS=$1
+LOGDIR=$(dirname "$RESULTS")
+result() { echo "$1 $2" >>"$RESULTS"; [ "$1" = PASS ] || msg "  $1 $2${3:+: $3}"; }
+
+kernel=$CACHE/build/noperfmon/arch/x86/boot/bzImage
+[ -f "$kernel" ] || { result FAIL "pmu: no kernel without perfmon" "the build stage failed"; exit 1; }
+
+log=$LOGDIR/qemu-build.log
+qemu=$("$TESTBED/qemu/build.sh" 2>"$log" | tail -n 1)
+if [ ! -x "$qemu" ]; then
+	result FAIL "pmu: build QEMU with the emulated PMU" "see $log and $CACHE/qemu/build.log"
+	exit 1
+fi
+echo "$qemu" >"$CACHE/qemu/current"
+result PASS "pmu: build QEMU with the emulated PMU"
+
+out=$LOGDIR/pmu-proof.out
+QEMU=$qemu KEEP_LOGS=$LOGDIR/pmu-proof "$TESTBED/pmu-proof/run.sh" "$kernel" >"$out" 2>&1
+rc=$?
+# every TAP line is one result; the closing count line is not
+sed -E -n 's/^(\[[^]]*\] )?(not ok|ok) [-0-9]* ?-? ?(.*)$/\2\t\1\3/p' "$out" |
+	while IFS=$'\t' read -r status name; do
+		case "$name" in
+		*"# SKIP"*) result SKIP "pmu-proof ${name%%# SKIP*}" ;;
+		*) if [ "$status" = ok ]; then
+			result PASS "pmu-proof $name"
+		   else
+			result FAIL "pmu-proof $name" "see $out"
+		   fi ;;
+		esac
+	done
+grep -q '^[0-9]* passed, 0 failed' "$out" && [ $rc = 0 ] ||
+	{ result FAIL "pmu-proof run" "see $out"; exit 1; }

@@ -1,0 +1,922 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perfmon counting, exact: user-level instructions and branch instructions
+ * of calibrated loops, in the caller and in a ptrace-stopped child; the
+ * privilege filter; 64-bit virtualization across counter overflows; across
+ * context switches and migrations; start/stop windows; RDPMC.
+ *
+ * Each measurement runs the same code for every loop length n, so the
+ * difference between two lengths is exactly PFM_LOOP_INSN and
+ * PFM_LOOP_BRANCH per iteration: the overhead of the calls cancels out.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <sys/personality.h>
+
+#include "../kselftest_harness.h"
+#include "pfm_util.h"
+
+/* Loop lengths: 0.5 M instructions, modest for an emulated CPU. */
+#define N		100000UL
+/* Context switches and migrations. */
+#define NR_YIELDS	10000
+#define NR_MIGRATIONS	2000
+#define YIELD_LOOP	20UL
+
+/* Exec of this binary as the counted command of a traced child. */
+static void __attribute__((constructor)) exec_child(void)
+{
+	pfm_exec_child_main();
+}
+
+FIXTURE(count) {
+	struct pfm_pmu pmu;
+	__u64 insn_usr;
+	__u64 branch_usr;
+	int fd;
+};
+
+FIXTURE_SETUP(count)
+{
+	const char *reason;
+	int ret;
+
+	self->fd = -1;
+	ret = pfm_usable(&self->pmu, &reason);
+	if (ret > 0)
+		SKIP(return, "%s", reason);
+	ASSERT_EQ(0, ret) TH_LOG("%s", reason);
+	self->insn_usr = pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR);
+	self->branch_usr = pfm_evtsel(&self->pmu, PFM_EV_BRANCH, PFM_EVT_USR);
+	self->fd = pfm_create(0);
+	ASSERT_LE(0, self->fd);
+}
+
+FIXTURE_TEARDOWN(count)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/* Up to four PMDs, their initial values and the values read. */
+struct regs {
+	int nr;
+	unsigned int num[4];
+	__u64 init[4];
+	__u64 val[4];
+};
+
+/* Set the PMDs, start, run pfm_loop(n), stop, read the PMDs. */
+static int measure_regs(int fd, struct regs *r, unsigned long n)
+{
+	struct pfarg_pmd pmds[4];
+	int i;
+
+	for (i = 0; i < r->nr; i++)
+		pfm_pmd_set(&pmds[i], r->num[i], r->init[i]);
+	if (pfm_write_pmds(fd, pmds, r->nr) || pfm_start(fd, NULL))
+		return -1;
+	pfm_loop(n);
+	if (pfm_stop(fd))
+		return -1;
+	for (i = 0; i < r->nr; i++)
+		pmds[i].reg_value = 0;
+	if (pfm_read_pmds(fd, pmds, r->nr))
+		return -1;
+	for (i = 0; i < r->nr; i++)
+		r->val[i] = pmds[i].reg_value;
+	return 0;
+}
+
+/* Program PMC0/PMC1 for plm and load the context on the caller. */
+static void setup_self(struct __test_metadata *_metadata, int fd,
+		       const struct pfm_pmu *pmu, __u64 plm)
+{
+	ASSERT_EQ(0, pfm_program(fd, pmu, plm));
+	ASSERT_EQ(0, pfm_load(fd, pfm_gettid()));
+}
+
+TEST_F(count, self_exact)
+{
+	unsigned long ns[] = { N, N, N, 2 * N, 3 * N };
+	__u64 insn[5], branch[5];
+	unsigned int i;
+
+	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
+	for (i = 0; i < ARRAY_SIZE(ns); i++)
+		ASSERT_EQ(0, pfm_measure(self->fd, ns[i], &insn[i], &branch[i]));
+	/* the first run may take page faults; then it is reproducible */
+	EXPECT_EQ(insn[1], insn[2]);
+	EXPECT_EQ(branch[1], branch[2]);
+	EXPECT_EQ(N * PFM_LOOP_INSN, insn[3] - insn[2]);
+	EXPECT_EQ(N * PFM_LOOP_BRANCH, branch[3] - branch[2]);
+	EXPECT_EQ(2 * N * PFM_LOOP_INSN, insn[4] - insn[2]);
+	EXPECT_EQ(2 * N * PFM_LOOP_BRANCH, branch[4] - branch[2]);
+	/* the constant part is the few instructions around the loop */
+	EXPECT_GT(1000, insn[2] - N * PFM_LOOP_INSN);
+}
+
+/* The same counted on the other GP counters, each alone. */
+TEST_F(count, self_every_gp_counter)
+{
+	struct pfarg_pmc pmc;
+	struct regs r;
+	__u64 v[3];
+	unsigned long ns[] = { N, N, 2 * N };
+	unsigned int i;
+	int c;
+
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	for (c = 0; c < self->pmu.nr_gp; c++) {
+		pfm_pmc_set(&pmc, c, self->insn_usr);
+		ASSERT_EQ(0, pfm_write_pmcs(self->fd, &pmc, 1));
+		memset(&r, 0, sizeof(r));
+		r.nr = 1;
+		r.num[0] = c;
+		for (i = 0; i < ARRAY_SIZE(ns); i++) {
+			ASSERT_EQ(0, measure_regs(self->fd, &r, ns[i]));
+			v[i] = r.val[0];
+		}
+		EXPECT_EQ(N * PFM_LOOP_INSN, v[2] - v[1]) TH_LOG("PMD%d", c);
+		/* and stop it again */
+		pfm_pmc_set(&pmc, c, 0);
+		ASSERT_EQ(0, pfm_write_pmcs(self->fd, &pmc, 1));
+	}
+}
+
+/* Intel fixed counter 0 counts instructions: PMC16 nibble 0, PMD16. */
+TEST_F(count, self_fixed_counter)
+{
+	struct pfarg_pmc pmc;
+	struct regs r;
+	__u64 v[3];
+	unsigned long ns[] = { N, N, 2 * N };
+	unsigned int i;
+
+	if (!self->pmu.nr_fixed)
+		SKIP(return, "no fixed counters");
+	pfm_pmc_set(&pmc, PFM_FIXED_BASE, PFM_FIXED_USR);
+	ASSERT_EQ(0, pfm_write_pmcs(self->fd, &pmc, 1));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	memset(&r, 0, sizeof(r));
+	r.nr = 1;
+	r.num[0] = PFM_FIXED_BASE;
+	for (i = 0; i < ARRAY_SIZE(ns); i++) {
+		ASSERT_EQ(0, measure_regs(self->fd, &r, ns[i]));
+		v[i] = r.val[0];
+	}
+	EXPECT_EQ(N * PFM_LOOP_INSN, v[2] - v[1]);
+}
+
+/* A ptrace-stopped child counted from its SIGSTOP to its exit. */
+TEST_F_TIMEOUT(count, ptrace_child_exact, 120)
+{
+	unsigned long ns[] = { N, N, 2 * N };
+	__u64 insn[3], branch[3];
+	unsigned int i;
+	pid_t pid;
+	int fd;
+
+	for (i = 0; i < ARRAY_SIZE(ns); i++) {
+		fd = pfm_create(0);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, pfm_program(fd, &self->pmu, PFM_EVT_USR));
+		pid = pfm_fork_stopped_loop(ns[i]);
+		ASSERT_LT(0, pid);
+		ASSERT_EQ(0, pfm_load(fd, pid));
+		ASSERT_EQ(0, pfm_start(fd, NULL));
+		ASSERT_EQ(0, pfm_cont_wait_exit(pid));
+		ASSERT_EQ(0, pfm_read2(fd, &insn[i], &branch[i]));
+		close(fd);
+	}
+	EXPECT_EQ(N * PFM_LOOP_INSN, insn[2] - insn[1]);
+	EXPECT_EQ(N * PFM_LOOP_BRANCH, branch[2] - branch[1]);
+}
+
+/*
+ * Fork and exec this binary under ptrace (address space randomization off
+ * so that both runs are identical); the child stops at the exec.
+ */
+static pid_t fork_exec_loop(unsigned long n)
+{
+	char env[64], arg0[] = "pfm_exec_child";
+	char *envp[2], *argv[2];
+	int status;
+	pid_t pid;
+
+	envp[0] = env;
+	envp[1] = NULL;
+	argv[0] = arg0;
+	argv[1] = NULL;
+	snprintf(env, sizeof(env), PFM_LOOP_ENV "=%012lu", n);
+	pid = fork();
+	if (pid == 0) {
+		if (personality(ADDR_NO_RANDOMIZE) < 0 ||
+		    ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+			_exit(1);
+		execve("/proc/self/exe", argv, envp);
+		_exit(2);
+	}
+	if (pid < 0)
+		return -1;
+	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
+	    WSTOPSIG(status) != SIGTRAP) {
+		pfm_kill(pid);
+		return -1;
+	}
+	return pid;
+}
+
+/* A command exec'ed under ptrace, counted from its first instruction. */
+TEST_F_TIMEOUT(count, exec_child_exact, 120)
+{
+	unsigned long ns[] = { N, N, 2 * N };
+	__u64 insn[3], branch[3];
+	unsigned int i;
+	pid_t pid;
+	int fd;
+
+	for (i = 0; i < ARRAY_SIZE(ns); i++) {
+		fd = pfm_create(0);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, pfm_program(fd, &self->pmu, PFM_EVT_USR));
+		pid = fork_exec_loop(ns[i]);
+		ASSERT_LT(0, pid);
+		ASSERT_EQ(0, pfm_load(fd, pid));
+		ASSERT_EQ(0, pfm_start(fd, NULL));
+		ASSERT_EQ(0, pfm_cont_wait_exit(pid));
+		ASSERT_EQ(0, pfm_read2(fd, &insn[i], &branch[i]));
+		close(fd);
+	}
+	EXPECT_EQ(N * PFM_LOOP_INSN, insn[2] - insn[1]);
+	EXPECT_EQ(N * PFM_LOOP_BRANCH, branch[2] - branch[1]);
+}
+
+/* Start, run n system calls, stop, read PMD0. */
+static int measure_syscalls(int fd, unsigned long n, __u64 *insn)
+{
+	__u64 branch;
+
+	if (pfm_write_pmd(fd, 0, 0) || pfm_write_pmd(fd, 1, 0) ||
+	    pfm_start(fd, NULL))
+		return -1;
+	pfm_syscall_loop(n);
+	if (pfm_stop(fd))
+		return -1;
+	return pfm_read2(fd, insn, &branch);
+}
+
+/* USR only: exactly the user instructions of a system-call loop. */
+TEST_F_TIMEOUT(count, usr_filter_exact, 120)
+{
+	unsigned long ns[] = { N / 10, N / 10, N / 5 };
+	__u64 insn[3];
+	unsigned int i;
+
+	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
+	for (i = 0; i < ARRAY_SIZE(ns); i++)
+		ASSERT_EQ(0, measure_syscalls(self->fd, ns[i], &insn[i]));
+	EXPECT_EQ(insn[0], insn[1]);
+	EXPECT_EQ(N / 10 * PFM_SYSLOOP_INSN, insn[2] - insn[1]);
+}
+
+/* OS only: the kernel side of n system calls, at least one per call. */
+TEST_F_TIMEOUT(count, os_filter, 120)
+{
+	unsigned long ns[] = { N / 10, N / 5 };
+	__u64 insn[2];
+	unsigned int i;
+
+	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_OS);
+	for (i = 0; i < ARRAY_SIZE(ns); i++)
+		ASSERT_EQ(0, measure_syscalls(self->fd, ns[i], &insn[i]));
+	EXPECT_LE(N / 10, insn[0]);
+	EXPECT_LE(N / 10, insn[1] - insn[0]);
+}
+
+/* OS beside USR: the user loop shows in the USR counter only. */
+TEST_F(count, os_filter_skips_user)
+{
+	unsigned long ns[] = { N, N, 11 * N };
+	__u64 os[3], usr[3];
+	__u64 insn_os = pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_OS);
+	struct pfarg_pmc pmcs[2];
+	unsigned int i;
+
+	pfm_pmc_set(&pmcs[0], 0, insn_os);
+	pfm_pmc_set(&pmcs[1], 1, self->insn_usr);
+	ASSERT_EQ(0, pfm_write_pmcs(self->fd, pmcs, 2));
+	ASSERT_EQ(0, pfm_write_pmd(self->fd, 0, 0));
+	ASSERT_EQ(0, pfm_write_pmd(self->fd, 1, 0));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	for (i = 0; i < ARRAY_SIZE(ns); i++)
+		ASSERT_EQ(0, pfm_measure(self->fd, ns[i], &os[i], &usr[i]));
+	EXPECT_EQ(10 * N * PFM_LOOP_INSN, usr[2] - usr[1]);
+	/* interrupts add kernel instructions; 5 M user ones must not */
+	EXPECT_GT(10 * N * PFM_LOOP_INSN, os[2] > os[1] ? os[2] - os[1] : 0);
+}
+
+/*
+ * 64-bit virtualization: two PMDs set to base + 2^width - k overflow their
+ * hardware counters during the measurement (at the start, in the middle,
+ * near the end); the values read must still be the initial values plus
+ * the events counted.
+ */
+static void check_overflow(struct __test_metadata *_metadata, int fd,
+			   const unsigned int *pmd, const unsigned int *width,
+			   __u64 base)
+{
+	__u64 v[2], top[2], ks[3], m;
+	unsigned int i, j;
+	struct regs r;
+
+	memset(&r, 0, sizeof(r));
+	r.nr = 2;
+	for (j = 0; j < 2; j++) {
+		r.num[j] = pmd[j];
+		top[j] = 1ULL << width[j];
+	}
+	/* calibrate: the same measurement from 0, twice */
+	ASSERT_EQ(0, measure_regs(fd, &r, N));
+	ASSERT_EQ(0, measure_regs(fd, &r, N));
+	v[0] = r.val[0];
+	v[1] = r.val[1];
+	m = v[0] < v[1] ? v[0] : v[1];
+	ASSERT_LT(2, m);
+	ks[0] = 1;
+	ks[1] = m / 2;
+	ks[2] = m - 1;
+	for (i = 0; i < ARRAY_SIZE(ks); i++) {
+		for (j = 0; j < 2; j++)
+			r.init[j] = base + top[j] - ks[i];
+		ASSERT_EQ(0, measure_regs(fd, &r, N));
+		for (j = 0; j < 2; j++)
+			EXPECT_EQ(base + top[j] - ks[i] + v[j], r.val[j])
+				TH_LOG("PMD%u width %u k %llu", pmd[j],
+				       width[j], (unsigned long long)ks[i]);
+	}
+}
+
+TEST_F(count, overflow_gp)
+{
+	unsigned int pmd[] = { 0, 1 };
+	unsigned int width[] = { self->pmu.gp_width, self->pmu.gp_width };
+
+	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
+	check_overflow(_metadata, self->fd, pmd, width, 0);
+	/* bits above the counter width are kept */
+	check_overflow(_metadata, self->fd, pmd, width, 0x5a5ULL << 52);
+}
+
+/* Wrap of the 64-bit value itself. */
+TEST_F(count, overflow_2_64)
+{
+	unsigned int pmd[] = { 0, 1 };
+	unsigned int width[] = { 63, 63 };
+
+	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
+	check_overflow(_metadata, self->fd, pmd, width, 1ULL << 63);
+}
+
+/* Fixed counter 0 (instructions) beside GP counter 0 (instructions). */
+TEST_F(count, overflow_fixed)
+{
+	unsigned int pmd[] = { PFM_FIXED_BASE, 0 };
+	unsigned int width[] = { self->pmu.fixed_width, self->pmu.gp_width };
+	struct pfarg_pmc pmc;
+
+	if (!self->pmu.nr_fixed)
+		SKIP(return, "no fixed counters");
+	pfm_pmc_set(&pmc, PFM_FIXED_BASE, PFM_FIXED_USR);
+	ASSERT_EQ(0, pfm_write_pmcs(self->fd, &pmc, 1));
+	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
+	check_overflow(_metadata, self->fd, pmd, width, 0);
+}
+
+/*
+ * Reserved bits written to a PMC take their default: here INT cleared and
+ * every reserved bit that defaults to 0 set. INT comes back (the overflow
+ * is still virtualized) and no reserved bit reaches the hardware.
+ */
+TEST_F(count, pmc_reserved_bits_take_default)
+{
+	unsigned int pmd[] = { 0, 1 };
+	unsigned int width[] = { self->pmu.gp_width, self->pmu.gp_width };
+	struct pfarg_pmc pmcs[2];
+	__u64 rsvd, dfl;
+	int i;
+
+	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, pfm_reg_attr("pmc", i, "rsvd_msk", &rsvd));
+		ASSERT_EQ(0, pfm_reg_attr("pmc", i, "dfl_val", &dfl));
+		ASSERT_EQ(PFM_EVT_INT, rsvd & dfl & PFM_EVT_INT);
+		pfm_pmc_set(&pmcs[i], i, ((i ? self->branch_usr :
+					  self->insn_usr) & ~PFM_EVT_INT) |
+			    (rsvd & ~dfl));
+	}
+	ASSERT_EQ(0, pfm_write_pmcs(self->fd, pmcs, 2));
+	check_overflow(_metadata, self->fd, pmd, width, 0);
+}
+
+/*
+ * PFM_REGFL_NO_EMUL64: no overflow interrupt, the counter wraps at the
+ * hardware width and the value read keeps only the counter-width bits.
+ */
+TEST_F(count, no_emul64)
+{
+	__u64 v0, top = 1ULL << self->pmu.gp_width;
+	struct pfarg_pmc pmc;
+	unsigned long ns[] = { N, N, 2 * N };
+	struct regs r;
+	__u64 v[3];
+	unsigned int i;
+
+	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
+	pfm_pmc_set(&pmc, 0, self->insn_usr);
+	pmc.reg_flags = PFM_REGFL_NO_EMUL64;
+	ASSERT_EQ(0, pfm_write_pmcs(self->fd, &pmc, 1));
+	memset(&r, 0, sizeof(r));
+	r.nr = 1;
+	for (i = 0; i < ARRAY_SIZE(ns); i++) {
+		ASSERT_EQ(0, measure_regs(self->fd, &r, ns[i]));
+		v[i] = r.val[0];
+	}
+	/* counting itself is the same */
+	EXPECT_EQ(N * PFM_LOOP_INSN, v[2] - v[1]);
+	v0 = v[1];
+	r.init[0] = top - v0 / 2;
+	ASSERT_EQ(0, measure_regs(self->fd, &r, N));
+	EXPECT_EQ(v0 - v0 / 2, r.val[0]);
+}
+
+/* Elements before a bad one are applied: PMC0 counts, PMC1 does not. */
+TEST_F(count, write_pmcs_stops_at_first_bad)
+{
+	struct pfarg_pmc pmcs[3];
+	unsigned long ns[] = { N, N, 2 * N };
+	__u64 insn[3], branch[3];
+	unsigned int i;
+
+	pfm_pmc_set(&pmcs[0], 0, self->insn_usr);
+	pfm_pmc_set(&pmcs[1], PFM_MAX_PMCS, self->insn_usr);
+	pfm_pmc_set(&pmcs[2], 1, self->branch_usr);
+	errno = 0;
+	EXPECT_EQ(-1, pfm_write_pmcs(self->fd, pmcs, 3));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, pfm_write_pmd(self->fd, 0, 0));
+	ASSERT_EQ(0, pfm_write_pmd(self->fd, 1, 0));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	for (i = 0; i < ARRAY_SIZE(ns); i++) {
+		ASSERT_EQ(0, pfm_measure(self->fd, ns[i], &insn[i],
+					 &branch[i]));
+		EXPECT_EQ(0, branch[i]);
+	}
+	EXPECT_EQ(N * PFM_LOOP_INSN, insn[2] - insn[1]);
+}
+
+/* Only what runs between start and stop is counted. */
+static int measure_window(int fd, unsigned long n_in, unsigned long n_out,
+			  __u64 *insn, __u64 *branch)
+{
+	if (pfm_write_pmd(fd, 0, 0) || pfm_write_pmd(fd, 1, 0) ||
+	    pfm_start(fd, NULL))
+		return -1;
+	pfm_loop(n_in);
+	if (pfm_stop(fd))
+		return -1;
+	pfm_loop(n_out);
+	if (pfm_start(fd, NULL))
+		return -1;
+	pfm_loop(n_in);
+	if (pfm_stop(fd))
+		return -1;
+	return pfm_read2(fd, insn, branch);
+}
+
+TEST_F(count, start_stop_window)
+{
+	unsigned long in[] = { N, N, N, 2 * N };
+	unsigned long out[] = { 0, 0, 10 * N, 0 };
+	__u64 insn[4], branch[4];
+	unsigned int i;
+
+	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
+	for (i = 0; i < ARRAY_SIZE(in); i++)
+		ASSERT_EQ(0, measure_window(self->fd, in[i], out[i], &insn[i],
+					    &branch[i]));
+	EXPECT_EQ(insn[1], insn[2]);
+	EXPECT_EQ(branch[1], branch[2]);
+	EXPECT_EQ(2 * N * PFM_LOOP_INSN, insn[3] - insn[1]);
+	EXPECT_EQ(2 * N * PFM_LOOP_BRANCH, branch[3] - branch[1]);
+}
+
+/*
+ * A PMC written while the context counts on the caller takes effect at
+ * once: PMC0 starts disabled (value 0: only its defaults) and is enabled
+ * between two loops; only the second one counts.
+ */
+static int measure_pmc_live(int fd, __u64 evtsel, unsigned long before,
+			    unsigned long after, __u64 *insn)
+{
+	struct pfarg_pmc pmc;
+	__u64 branch;
+
+	pfm_pmc_set(&pmc, 0, 0);
+	if (pfm_write_pmcs(fd, &pmc, 1) || pfm_write_pmd(fd, 0, 0) ||
+	    pfm_write_pmd(fd, 1, 0) || pfm_start(fd, NULL))
+		return -1;
+	pfm_loop(before);
+	pfm_pmc_set(&pmc, 0, evtsel);
+	if (pfm_write_pmcs(fd, &pmc, 1))
+		return -1;
+	pfm_loop(after);
+	if (pfm_stop(fd))
+		return -1;
+	return pfm_read2(fd, insn, &branch);
+}
+
+TEST_F(count, write_pmcs_live)
+{
+	unsigned long before[] = { 0, 0, 10 * N, 0 };
+	unsigned long after[] = { N, N, N, 2 * N };
+	__u64 insn[4];
+	unsigned int i;
+
+	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
+	for (i = 0; i < ARRAY_SIZE(before); i++)
+		ASSERT_EQ(0, measure_pmc_live(self->fd, self->insn_usr,
+					      before[i], after[i], &insn[i]));
+	EXPECT_EQ(insn[1], insn[2]);
+	EXPECT_EQ(N * PFM_LOOP_INSN, insn[3] - insn[1]);
+}
+
+/* A PMD written while counting on the caller restarts from that value. */
+static int measure_pmd_live(int fd, unsigned long before, __u64 *insn)
+{
+	__u64 branch;
+
+	if (pfm_write_pmd(fd, 0, 0) || pfm_write_pmd(fd, 1, 0) ||
+	    pfm_start(fd, NULL))
+		return -1;
+	pfm_loop(before);
+	if (pfm_write_pmd(fd, 0, 1000000))
+		return -1;
+	pfm_loop(N);
+	if (pfm_stop(fd))
+		return -1;
+	return pfm_read2(fd, insn, &branch);
+}
+
+TEST_F(count, write_pmds_live)
+{
+	unsigned long before[] = { 0, 0, 10 * N };
+	__u64 insn[3];
+	unsigned int i;
+
+	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
+	for (i = 0; i < ARRAY_SIZE(before); i++)
+		ASSERT_EQ(0, measure_pmd_live(self->fd, before[i], &insn[i]));
+	EXPECT_EQ(insn[1], insn[2]);
+	EXPECT_LE(1000000 + N * PFM_LOOP_INSN, insn[2]);
+	EXPECT_GT(1000000 + N * PFM_LOOP_INSN + 1000, insn[2]);
+}
+
+/* Stopped but loaded: nothing is counted. */
+TEST_F(count, stopped_counts_nothing)
+{
+	__u64 insn, branch, insn2, branch2;
+
+	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
+	ASSERT_EQ(0, pfm_read2(self->fd, &insn, &branch));
+	pfm_loop(N);
+	ASSERT_EQ(0, pfm_read2(self->fd, &insn2, &branch2));
+	EXPECT_EQ(0, insn);
+	EXPECT_EQ(0, insn2);
+	EXPECT_EQ(0, branch2);
+}
+
+/* Pin the calling thread to one CPU. */
+static int pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* The first two CPUs we may run on, or -1. */
+static int two_cpus(int *a, int *b)
+{
+	cpu_set_t set;
+	int cpu, n = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return -1;
+	for (cpu = 0; cpu < CPU_SETSIZE && n < 2; cpu++) {
+		if (!CPU_ISSET(cpu, &set))
+			continue;
+		if (n++)
+			*b = cpu;
+		else
+			*a = cpu;
+	}
+	return n == 2 ? 0 : -1;
+}
+
+/* Context switches of the calling thread so far. */
+static long ctx_switches(void)
+{
+	char line[128];
+	long total = 0, v;
+	FILE *f;
+
+	f = fopen("/proc/thread-self/status", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
+		    sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1)
+			total += v;
+	}
+	fclose(f);
+	return total;
+}
+
+struct spinner {
+	int cpu;
+	int stop;		/* atomic */
+};
+
+/* The competing thread: yields on the same CPU until told to stop. */
+static void *spinner_fn(void *arg)
+{
+	struct spinner *s = arg;
+
+	if (pin_to(s->cpu))
+		return NULL;
+	while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED))
+		sched_yield();
+	return NULL;
+}
+
+/* NR_YIELDS times: pfm_loop(n), sched_yield(). */
+static int measure_yield(int fd, unsigned long n, int iters, __u64 *insn,
+			 __u64 *branch)
+{
+	int i;
+
+	if (pfm_write_pmd(fd, 0, 0) || pfm_write_pmd(fd, 1, 0) ||
+	    pfm_start(fd, NULL))
+		return -1;
+	for (i = 0; i < iters; i++) {
+		pfm_loop(n);
+		sched_yield();
+	}
+	if (pfm_stop(fd))
+		return -1;
+	return pfm_read2(fd, insn, branch);
+}
+
+TEST_F_TIMEOUT(count, context_switches_exact, 600)
+{
+	unsigned long ns[] = { YIELD_LOOP, YIELD_LOOP, 2 * YIELD_LOOP };
+	__u64 insn[3], branch[3];
+	struct spinner s;
+	pthread_t thread;
+	long sw0, sw1;
+	unsigned int i;
+
+	s.cpu = sched_getcpu();
+	s.stop = 0;
+	ASSERT_EQ(0, pin_to(s.cpu));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, spinner_fn, &s));
+	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
+	sw0 = ctx_switches();
+	for (i = 0; i < ARRAY_SIZE(ns); i++)
+		ASSERT_EQ(0, measure_yield(self->fd, ns[i], NR_YIELDS,
+					   &insn[i], &branch[i]));
+	sw1 = ctx_switches();
+	__atomic_store_n(&s.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(thread, NULL);
+	TH_LOG("%ld context switches", sw1 - sw0);
+	EXPECT_LE(3 * NR_YIELDS / 2, sw1 - sw0);
+	EXPECT_EQ(insn[0], insn[1]);
+	EXPECT_EQ(NR_YIELDS * YIELD_LOOP * PFM_LOOP_INSN, insn[2] - insn[1]);
+	EXPECT_EQ(NR_YIELDS * YIELD_LOOP * PFM_LOOP_BRANCH,
+		  branch[2] - branch[1]);
+}
+
+/* The monitored thread moves to the other CPU before every loop. */
+static int measure_migrate(int fd, unsigned long n, const int *cpus,
+			   int *seen, __u64 *insn, __u64 *branch)
+{
+	cpu_set_t sets[2];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		CPU_ZERO(&sets[i]);
+		CPU_SET(cpus[i], &sets[i]);
+	}
+	if (pfm_write_pmd(fd, 0, 0) || pfm_write_pmd(fd, 1, 0) ||
+	    pfm_start(fd, NULL))
+		return -1;
+	for (i = 0; i < NR_MIGRATIONS; i++) {
+		sched_setaffinity(0, sizeof(sets[0]), &sets[i & 1]);
+		seen[i] = sched_getcpu();
+		pfm_loop(n);
+	}
+	if (pfm_stop(fd))
+		return -1;
+	return pfm_read2(fd, insn, branch);
+}
+
+TEST_F_TIMEOUT(count, migrations_exact, 600)
+{
+	unsigned long ns[] = { YIELD_LOOP, YIELD_LOOP, 2 * YIELD_LOOP };
+	__u64 insn[3], branch[3];
+	int cpus[2], *seen;
+	unsigned int i;
+	int j, wrong = 0;
+
+	if (two_cpus(&cpus[0], &cpus[1]))
+		SKIP(return, "needs two CPUs");
+	seen = calloc(NR_MIGRATIONS, sizeof(*seen));
+	ASSERT_NE(NULL, seen);
+	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
+	for (i = 0; i < ARRAY_SIZE(ns); i++) {
+		ASSERT_EQ(0, measure_migrate(self->fd, ns[i], cpus, seen,
+					     &insn[i], &branch[i]));
+		for (j = 0; j < NR_MIGRATIONS; j++)
+			wrong += seen[j] != cpus[j & 1];
+	}
+	free(seen);
+	EXPECT_EQ(0, wrong);
+	EXPECT_EQ(insn[0], insn[1]);
+	EXPECT_EQ(NR_MIGRATIONS * YIELD_LOOP * PFM_LOOP_INSN,
+		  insn[2] - insn[1]);
+	EXPECT_EQ(NR_MIGRATIONS * YIELD_LOOP * PFM_LOOP_BRANCH,
+		  branch[2] - branch[1]);
+}
+
+/* Two self-monitoring threads on one CPU, each with its own loop. */
+struct worker {
+	const struct pfm_pmu *pmu;
+	unsigned long n;
+	int cpu;
+	int err;
+	__u64 insn, branch;	/* counted for w->n minus for 0 */
+};
+
+static void *worker_fn(void *arg)
+{
+	struct worker *w = arg;
+	unsigned long ns[] = { 0, 0, w->n };
+	__u64 insn[3], branch[3];
+	int fd, i;
+
+	w->err = 1;
+	if (pin_to(w->cpu))
+		return NULL;
+	fd = pfm_create(0);
+	if (fd < 0)
+		return NULL;
+	if (pfm_program(fd, w->pmu, PFM_EVT_USR) || pfm_load(fd, pfm_gettid()))
+		goto out;
+	for (i = 0; i < 3; i++)
+		if (measure_yield(fd, ns[i], NR_YIELDS / 4, &insn[i],
+				  &branch[i]))
+			goto out;
+	w->insn = insn[2] - insn[1];
+	w->branch = branch[2] - branch[1];
+	w->err = 0;
+out:
+	close(fd);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(count, threads_isolated, 600)
+{
+	struct worker w[2];
+	pthread_t threads[2];
+	int i;
+
+	memset(w, 0, sizeof(w));
+	for (i = 0; i < 2; i++) {
+		w[i].pmu = &self->pmu;
+		w[i].n = i ? 3 * YIELD_LOOP : YIELD_LOOP;
+		w[i].cpu = sched_getcpu();
+	}
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&threads[i], NULL, worker_fn,
+					    &w[i]));
+	for (i = 0; i < 2; i++)
+		pthread_join(threads[i], NULL);
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(0, w[i].err);
+		EXPECT_EQ(NR_YIELDS / 4 * w[i].n * PFM_LOOP_INSN, w[i].insn)
+			TH_LOG("thread %d", i);
+		EXPECT_EQ(NR_YIELDS / 4 * w[i].n * PFM_LOOP_BRANCH,
+			  w[i].branch) TH_LOG("thread %d", i);
+	}
+}
+
+/* Is RDPMC allowed to everyone anyway (perf's rdpmc == 2)? */
+static int rdpmc_always_allowed(void)
+{
+	char buf[8] = "";
+	FILE *f;
+
+	f = fopen("/sys/bus/event_source/devices/cpu/rdpmc", "r");
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return buf[0] == '2';
+}
+
+/* RDPMC counter index of PMD0. */
+static __u64 rdpmc_loop(unsigned long n)
+{
+	__u64 a, b;
+
+	a = pfm_rdpmc(0);
+	pfm_loop(n);
+	b = pfm_rdpmc(0);
+	return b - a;
+}
+
+/* A self-monitoring thread may read its counters with RDPMC. */
+TEST_F(count, rdpmc_self)
+{
+	unsigned long ns[] = { N, N, 2 * N };
+	__u64 mask = (1ULL << self->pmu.gp_width) - 1, d[3];
+	unsigned int i;
+
+	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	for (i = 0; i < ARRAY_SIZE(ns); i++)
+		d[i] = rdpmc_loop(ns[i]) & mask;
+	EXPECT_EQ(0, pfm_stop(self->fd));
+	EXPECT_EQ(d[0], d[1]);
+	EXPECT_EQ(N * PFM_LOOP_INSN, (d[2] - d[1]) & mask);
+}
+
+/* Run RDPMC in a new process: its termination signal, or 0. */
+static int rdpmc_in_child(int cpu, int with_unloaded_context,
+			  const struct pfm_pmu *pmu)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0) {
+		if (cpu >= 0 && pin_to(cpu))
+			_exit(1);
+		if (with_unloaded_context) {
+			int fd = pfm_create(0);
+
+			if (fd < 0 || pfm_program(fd, pmu, PFM_EVT_USR) ||
+			    pfm_load(fd, pfm_gettid()) ||
+			    pfm_start(fd, NULL) || pfm_stop(fd) ||
+			    pfm_unload_context(fd))
+				_exit(2);
+		}
+		pfm_rdpmc(0);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	if (WIFSIGNALED(status))
+		return WTERMSIG(status);
+	return WEXITSTATUS(status) ? -1 : 0;
+}
+
+TEST_F(count, rdpmc_denied_without_context)
+{
+	if (rdpmc_always_allowed())
+		SKIP(return, "perf allows RDPMC to every thread");
+	EXPECT_EQ(SIGSEGV, rdpmc_in_child(-1, 0, &self->pmu));
+	EXPECT_EQ(SIGSEGV, rdpmc_in_child(-1, 1, &self->pmu));
+}
+
+/* Another thread on the CPU of a self-monitoring thread may not RDPMC. */
+TEST_F(count, rdpmc_denied_to_others)
+{
+	int cpu = sched_getcpu();
+
+	if (rdpmc_always_allowed())
+		SKIP(return, "perf allows RDPMC to every thread");
+	ASSERT_EQ(0, pin_to(cpu));
+	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	EXPECT_EQ(SIGSEGV, rdpmc_in_child(cpu, 0, &self->pmu));
+	/* and it still works here */
+	pfm_rdpmc(0);
+	EXPECT_EQ(0, pfm_stop(self->fd));
+}
+
+TEST_HARNESS_MAIN

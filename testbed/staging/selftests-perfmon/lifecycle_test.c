@@ -1,0 +1,578 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perfmon context life cycle: exit of the monitored thread, close() while
+ * attached to another thread, unload and reload, no inheritance across
+ * fork and clone, exec (kept, or dropped when the new image is not
+ * dumpable), and mutual exclusion with the hardware events of perf_events.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sys/statvfs.h>
+#include <linux/perf_event.h>
+
+#include "../kselftest_harness.h"
+#include "pfm_util.h"
+
+#define N	100000UL
+
+static void __attribute__((constructor)) exec_child(void)
+{
+	pfm_exec_child_main();
+}
+
+FIXTURE(life) {
+	struct pfm_pmu pmu;
+	int fd;
+	pid_t child;
+	char path[64];		/* a copy of this binary, if any */
+};
+
+FIXTURE_SETUP(life)
+{
+	const char *reason;
+	int ret;
+
+	self->fd = -1;
+	self->child = -1;
+	self->path[0] = '\0';
+	ret = pfm_usable(&self->pmu, &reason);
+	if (ret > 0)
+		SKIP(return, "%s", reason);
+	ASSERT_EQ(0, ret) TH_LOG("%s", reason);
+	self->fd = pfm_create(0);
+	ASSERT_LE(0, self->fd);
+}
+
+FIXTURE_TEARDOWN(life)
+{
+	pfm_kill(self->child);
+	if (self->fd >= 0)
+		close(self->fd);
+	if (self->path[0])
+		unlink(self->path);
+}
+
+static long sessions(void)
+{
+	__u64 val;
+
+	if (pfm_sysfs_u64("task_sessions_count", &val))
+		return -1;
+	return val;
+}
+
+/* The values stay readable after the monitored child exits. */
+TEST_F(life, exit_of_monitored_child)
+{
+	__u64 insn, branch;
+	long before = sessions();
+
+	ASSERT_LE(0, before);
+	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+	self->child = pfm_fork_stopped_loop(N);
+	ASSERT_LT(0, self->child);
+	ASSERT_EQ(0, pfm_load(self->fd, self->child));
+	EXPECT_EQ(before + 1, sessions());
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	ASSERT_EQ(0, pfm_cont_wait_exit(self->child));
+	self->child = -1;
+	EXPECT_EQ(before, sessions());
+	ASSERT_EQ(0, pfm_read2(self->fd, &insn, &branch));
+	EXPECT_LE(N * PFM_LOOP_INSN, insn);
+	EXPECT_GT(N * PFM_LOOP_INSN + 10000, insn);
+	EXPECT_LE(N * PFM_LOOP_BRANCH, branch);
+	EXPECT_GT(N * PFM_LOOP_BRANCH + 2000, branch);
+	/* unloaded by the exit */
+	errno = 0;
+	EXPECT_EQ(-1, pfm_stop(self->fd));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, pfm_unload_context(self->fd));
+	/* and usable again, with the values it had */
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	ASSERT_EQ(0, pfm_read_pmd(self->fd, 0, &branch));
+	EXPECT_EQ(insn, branch);
+}
+
+struct thread_arg {
+	int fd;
+	unsigned long n;
+	int err;
+};
+
+/* Load on itself, start, count, and exit without stopping. */
+static void *exiting_thread(void *p)
+{
+	struct thread_arg *arg = p;
+
+	arg->err = pfm_load(arg->fd, pfm_gettid()) ? errno : 0;
+	if (!arg->err && pfm_start(arg->fd, NULL))
+		arg->err = errno;
+	if (!arg->err) {
+		pfm_loop(arg->n);
+		syscall(SYS_exit, 0);
+	}
+	return NULL;
+}
+
+/* A self-monitoring thread exits while counting; another thread reads. */
+TEST_F_TIMEOUT(life, exit_of_self_monitoring_thread, 120)
+{
+	unsigned long ns[] = { N, N, 2 * N };
+	__u64 insn[3], branch[3];
+	struct thread_arg arg;
+	pthread_t thread;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(ns); i++) {
+		arg.fd = pfm_create(0);
+		ASSERT_LE(0, arg.fd);
+		ASSERT_EQ(0, pfm_program(arg.fd, &self->pmu, PFM_EVT_USR));
+		arg.n = ns[i];
+		arg.err = -1;
+		ASSERT_EQ(0, pthread_create(&thread, NULL, exiting_thread,
+					    &arg));
+		pthread_join(thread, NULL);
+		ASSERT_EQ(0, arg.err);
+		ASSERT_EQ(0, pfm_read2(arg.fd, &insn[i], &branch[i]));
+		errno = 0;
+		EXPECT_EQ(-1, pfm_stop(arg.fd));
+		EXPECT_EQ(EINVAL, errno);
+		close(arg.fd);
+	}
+	EXPECT_EQ(N * PFM_LOOP_INSN, insn[2] - insn[1]);
+	EXPECT_EQ(N * PFM_LOOP_BRANCH, branch[2] - branch[1]);
+}
+
+/*
+ * close() of a context attached to a stopped child: it becomes a zombie
+ * the child frees itself; the child runs and exits normally.
+ */
+TEST_F(life, close_attached_then_exit)
+{
+	long before = sessions();
+
+	ASSERT_LE(0, before);
+	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+	self->child = pfm_fork_stopped_loop(N);
+	ASSERT_LT(0, self->child);
+	ASSERT_EQ(0, pfm_load(self->fd, self->child));
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	EXPECT_EQ(0, close(self->fd));
+	self->fd = -1;
+	EXPECT_EQ(0, pfm_cont_wait_exit(self->child));
+	self->child = -1;
+	EXPECT_EQ(before, sessions());
+	/* no context left on this thread or any other */
+	self->fd = pfm_create(0);
+	ASSERT_LE(0, self->fd);
+	EXPECT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+}
+
+/* The same, the child killed while stopped. */
+TEST_F(life, close_attached_then_kill)
+{
+	long before = sessions();
+
+	ASSERT_LE(0, before);
+	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+	self->child = pfm_fork_stopped_loop(N);
+	ASSERT_LT(0, self->child);
+	ASSERT_EQ(0, pfm_load(self->fd, self->child));
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	EXPECT_EQ(0, close(self->fd));
+	self->fd = -1;
+	pfm_kill(self->child);
+	self->child = -1;
+	EXPECT_EQ(before, sessions());
+}
+
+/* The same, the child running (asleep) when the fd is closed. */
+TEST_F(life, close_attached_running)
+{
+	long before = sessions();
+	int status;
+
+	ASSERT_LE(0, before);
+	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+	self->child = pfm_fork_stopped_loop(N);
+	ASSERT_LT(0, self->child);
+	ASSERT_EQ(0, pfm_load(self->fd, self->child));
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	/* detach: the child runs its loop and exits on its own */
+	ASSERT_EQ(0, ptrace(PTRACE_DETACH, self->child, NULL, NULL));
+	EXPECT_EQ(0, close(self->fd));
+	self->fd = -1;
+	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
+	self->child = -1;
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(before, sessions());
+}
+
+/* Count start to stop without touching the PMDs. */
+static int window(int fd, unsigned long n)
+{
+	if (pfm_start(fd, NULL))
+		return -1;
+	pfm_loop(n);
+	return pfm_stop(fd);
+}
+
+/* Unloading keeps the values; a reload continues from them. */
+TEST_F(life, unload_reload)
+{
+	__u64 first[3], second[3], branch;
+	long before = sessions();
+	int i;
+
+	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, pfm_write_pmd(self->fd, 0, 0));
+		ASSERT_EQ(0, pfm_write_pmd(self->fd, 1, 0));
+		ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+		EXPECT_EQ(before + 1, sessions());
+		ASSERT_EQ(0, window(self->fd, N));
+		ASSERT_EQ(0, pfm_unload_context(self->fd));
+		EXPECT_EQ(before, sessions());
+		ASSERT_EQ(0, pfm_read2(self->fd, &first[i], &branch));
+		ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+		ASSERT_EQ(0, window(self->fd, N));
+		ASSERT_EQ(0, pfm_unload_context(self->fd));
+		ASSERT_EQ(0, pfm_read2(self->fd, &second[i], &branch));
+	}
+	/* the first round may take page faults; then two equal windows */
+	EXPECT_LE(N * PFM_LOOP_INSN, first[2]);
+	EXPECT_EQ(first[1], first[2]);
+	EXPECT_EQ(2 * first[2], second[2]);
+
+	/* unloaded from the caller, it can go to a stopped child */
+	self->child = pfm_fork_stopped_loop(N);
+	ASSERT_LT(0, self->child);
+	EXPECT_EQ(0, pfm_load(self->fd, self->child));
+	EXPECT_EQ(before + 1, sessions());
+}
+
+/*
+ * fork() of a self-monitoring process: the child has no context (it can
+ * load one of its own) and what it runs is not counted in the parent's.
+ */
+static int fork_and_run(unsigned long n)
+{
+	int status, fd;
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0) {
+		fd = pfm_create(0);
+		if (fd < 0)
+			_exit(100);
+		if (pfm_load(fd, pfm_gettid()))
+			_exit(errno);
+		pfm_loop(n);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+TEST_F_TIMEOUT(life, fork_not_inherited, 120)
+{
+	unsigned long ns[] = { 0, 0, 10 * N };
+	__u64 insn[3], branch[3];
+	int ret[3];
+	unsigned int i;
+
+	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	for (i = 0; i < ARRAY_SIZE(ns); i++) {
+		ASSERT_EQ(0, pfm_write_pmd(self->fd, 0, 0));
+		ASSERT_EQ(0, pfm_write_pmd(self->fd, 1, 0));
+		ASSERT_EQ(0, pfm_start(self->fd, NULL));
+		ret[i] = fork_and_run(ns[i]);
+		ASSERT_EQ(0, pfm_stop(self->fd));
+		ASSERT_EQ(0, pfm_read2(self->fd, &insn[i], &branch[i]));
+	}
+	/* the children could load a context of their own */
+	EXPECT_EQ(0, ret[0]);
+	EXPECT_EQ(0, ret[1]);
+	EXPECT_EQ(0, ret[2]);
+	EXPECT_EQ(insn[1], insn[2]);
+	EXPECT_EQ(branch[1], branch[2]);
+}
+
+struct clone_arg {
+	const struct pfm_pmu *pmu;
+	unsigned long n;
+	int err;
+};
+
+static void *new_thread(void *p)
+{
+	struct clone_arg *arg = p;
+	int fd = pfm_create(0);
+
+	arg->err = fd < 0 ? -1 : 0;
+	if (fd >= 0 && pfm_load(fd, pfm_gettid()))
+		arg->err = errno;
+	pfm_loop(arg->n);
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+/* A thread created by a self-monitoring thread has no context either. */
+TEST_F_TIMEOUT(life, clone_not_inherited, 120)
+{
+	unsigned long ns[] = { 0, 0, 10 * N };
+	__u64 insn[3], branch[3], d;
+	struct clone_arg arg;
+	pthread_t thread;
+	unsigned int i;
+
+	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	arg.pmu = &self->pmu;
+	for (i = 0; i < ARRAY_SIZE(ns); i++) {
+		arg.n = ns[i];
+		arg.err = -1;
+		ASSERT_EQ(0, pfm_write_pmd(self->fd, 0, 0));
+		ASSERT_EQ(0, pfm_write_pmd(self->fd, 1, 0));
+		ASSERT_EQ(0, pfm_start(self->fd, NULL));
+		ASSERT_EQ(0, pthread_create(&thread, NULL, new_thread, &arg));
+		pthread_join(thread, NULL);
+		ASSERT_EQ(0, pfm_stop(self->fd));
+		ASSERT_EQ(0, pfm_read2(self->fd, &insn[i], &branch[i]));
+		EXPECT_EQ(0, arg.err);
+	}
+	/* the thread's 5 M instructions are not in the count */
+	d = insn[2] > insn[1] ? insn[2] - insn[1] : insn[1] - insn[2];
+	EXPECT_GT(10 * N * PFM_LOOP_INSN / 2, d);
+}
+
+/* Copy this binary to a new file with the given mode; 0 or -1. */
+static int copy_self(char *path, size_t size, mode_t mode)
+{
+	char buf[65536];
+	int in, out;
+	ssize_t n;
+
+	snprintf(path, size, "/tmp/pfm_exec_XXXXXX");
+	out = mkstemp(path);
+	if (out < 0)
+		return -1;
+	in = open("/proc/self/exe", O_RDONLY);
+	if (in < 0)
+		goto fail;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n)
+			goto fail;
+	close(in);
+	if (n < 0 || fchmod(out, mode))
+		goto fail_out;
+	close(out);
+	return 0;
+fail:
+	if (in >= 0)
+		close(in);
+fail_out:
+	close(out);
+	unlink(path);
+	path[0] = '\0';
+	return -1;
+}
+
+/*
+ * A child that drops root, stops under ptrace, then execs path (which
+ * runs pfm_loop(1000) and exits). Returns the pid in its SIGSTOP stop.
+ */
+static pid_t fork_unprivileged_exec(const char *path)
+{
+	char env[64], *envp[2], *argv[2];
+	int status;
+	pid_t pid;
+
+	snprintf(env, sizeof(env), PFM_LOOP_ENV "=1000");
+	envp[0] = env;
+	envp[1] = NULL;
+	argv[0] = (char *)path;
+	argv[1] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		if (pfm_drop_root(65534) ||
+		    ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+			_exit(1);
+		raise(SIGSTOP);
+		execve(path, argv, envp);
+		_exit(2);
+	}
+	if (pid < 0)
+		return -1;
+	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
+	    WSTOPSIG(status) != SIGSTOP) {
+		pfm_kill(pid);
+		return -1;
+	}
+	return pid;
+}
+
+/*
+ * Load on the stopped child, let it exec a copy of this binary with the
+ * given mode and stop again at the exec: then pfm_stop() tells whether
+ * the context is still loaded (0) or was dropped (EINVAL).
+ */
+static void exec_and_check(struct __test_metadata *_metadata, int fd,
+			   const struct pfm_pmu *pmu, pid_t *child,
+			   char *path, size_t size, mode_t mode, int expected)
+{
+	struct statvfs st;
+	__u64 insn, branch;
+	int status, err;
+
+	if (geteuid())
+		SKIP(return, "needs root to drop privileges");
+	if (statvfs("/tmp", &st) || (st.f_flag & ST_NOEXEC))
+		SKIP(return, "no executable /tmp");
+	ASSERT_EQ(0, copy_self(path, size, mode));
+	ASSERT_EQ(0, pfm_program(fd, pmu, PFM_EVT_USR));
+	*child = fork_unprivileged_exec(path);
+	ASSERT_LT(0, *child);
+	ASSERT_EQ(0, pfm_load(fd, *child));
+	ASSERT_EQ(0, pfm_start(fd, NULL));
+	ASSERT_EQ(0, ptrace(PTRACE_CONT, *child, NULL, NULL));
+	ASSERT_EQ(*child, waitpid(*child, &status, 0));
+	ASSERT_TRUE(WIFSTOPPED(status));
+	ASSERT_EQ(SIGTRAP, WSTOPSIG(status));
+	err = pfm_stop(fd) ? errno : 0;
+	EXPECT_EQ(expected, err);
+	EXPECT_EQ(0, pfm_cont_wait_exit(*child));
+	*child = -1;
+	ASSERT_EQ(0, pfm_read2(fd, &insn, &branch));
+	if (!expected) {
+		/* stopped at the exec: the command itself was not counted */
+		EXPECT_GT(1000 * PFM_LOOP_INSN, insn);
+	}
+}
+
+/* A plain exec keeps the context loaded. */
+TEST_F_TIMEOUT(life, exec_keeps_context, 120)
+{
+	exec_and_check(_metadata, self->fd, &self->pmu, &self->child,
+		       self->path, sizeof(self->path), 0755, 0);
+}
+
+/* An exec that makes the process non-dumpable drops monitoring. */
+TEST_F_TIMEOUT(life, exec_nondumpable_drops_context, 120)
+{
+	exec_and_check(_metadata, self->fd, &self->pmu, &self->child,
+		       self->path, sizeof(self->path), 0111, EINVAL);
+}
+
+/* perf_event_open() of a hardware event, for pid (0: the caller). */
+static int perf_hw_open(pid_t pid)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_HARDWARE;
+	attr.config = PERF_COUNT_HW_INSTRUCTIONS;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	return syscall(SYS_perf_event_open, &attr, pid, -1, -1, 0);
+}
+
+static int perf_sw_open(void)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	return syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+}
+
+/* perf_event_open() of a hardware event in a new process: its errno. */
+static int perf_hw_open_in_child(void)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0)
+		_exit(perf_hw_open(0) < 0 ? errno : 0);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* Does perf_events drive this PMU at all? 0: yes, else its errno. */
+static int perf_has_pmu(void)
+{
+	int pfd = perf_hw_open(0);
+
+	if (pfd < 0)
+		return errno;
+	close(pfd);
+	return 0;
+}
+
+/* While a context exists, perf gets no hardware event, anywhere. */
+TEST_F(life, perf_excluded_by_context)
+{
+	int pfd, err;
+
+	close(self->fd);
+	err = perf_has_pmu();
+	if (err == ENOENT || err == EOPNOTSUPP || err == ENODEV)
+		SKIP(return, "perf_events does not drive this PMU");
+	ASSERT_EQ(0, err) TH_LOG("perf_event_open: %s", strerror(err));
+	self->fd = pfm_create(0);
+	ASSERT_LE(0, self->fd);
+
+	errno = 0;
+	EXPECT_EQ(-1, perf_hw_open(0));
+	EXPECT_EQ(EBUSY, errno);
+	EXPECT_EQ(EBUSY, perf_hw_open_in_child());
+	/* loaded and started, the same */
+	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	errno = 0;
+	EXPECT_EQ(-1, perf_hw_open(0));
+	EXPECT_EQ(EBUSY, errno);
+	/* software events are not concerned */
+	pfd = perf_sw_open();
+	EXPECT_LE(0, pfd);
+	if (pfd >= 0)
+		close(pfd);
+	/* the last context gone, perf has the PMU again */
+	close(self->fd);
+	self->fd = -1;
+	EXPECT_EQ(0, perf_has_pmu());
+}
+
+/* While perf holds a hardware event, no context can be created. */
+TEST_F(life, context_excluded_by_perf)
+{
+	int pfd, fd, err;
+
+	close(self->fd);
+	self->fd = -1;
+	pfd = perf_hw_open(0);
+	err = pfd < 0 ? errno : 0;
+	if (err == ENOENT || err == EOPNOTSUPP || err == ENODEV)
+		SKIP(return, "perf_events does not drive this PMU");
+	ASSERT_LE(0, pfd) TH_LOG("perf_event_open: %s", strerror(errno));
+	errno = 0;
+	EXPECT_EQ(-1, pfm_create(0));
+	EXPECT_EQ(EBUSY, errno);
+	EXPECT_EQ(0, close(pfd));
+	fd = pfm_create(0);
+	EXPECT_LE(0, fd);
+	if (fd >= 0)
+		close(fd);
+}
+
+TEST_HARNESS_MAIN
