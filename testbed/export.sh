@@ -28,6 +28,17 @@ rm -f "$TOP"/[0-9][0-9][0-9][0-9]-*.patch
 	done
 } >"$TOP/series"
 
+# The cover letter: testbed/cover-letter.txt, the shortlog and the diffstat.
+n=$(grep -vc '^#' "$TOP/series")
+{
+	echo "Subject: [PATCH 00/$(printf '%02d' "$n")] $(head -n 1 "$TESTBED/cover-letter.txt")"
+	echo
+	tail -n +3 "$TESTBED/cover-letter.txt"
+	echo
+	git shortlog --no-merges "$BASE_TAG..HEAD"
+	git diff --stat=72 "$BASE_TAG" HEAD
+} >"$TOP/cover-letter.txt"
+
 # The tree view: exactly the files the series adds.
 for d in $TREE_VIEW_DIRS; do
 	[ -d "$TOP/$d" ] && git -C "$TOP" ls-files -z -- "$d" | (cd "$TOP" && xargs -0r rm -f)
