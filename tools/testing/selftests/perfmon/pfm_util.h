@@ -1,15 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers shared by the perfmon selftests: raw system calls and sysfs.
+ * Helpers shared by the perfmon selftests: raw system calls, sysfs, the PMU
+ * description, event encodings, calibrated loops and traced children.
  */
 #ifndef PFM_UTIL_H
 #define PFM_UTIL_H
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 
 #include <linux/perfmon.h>
 
@@ -83,6 +92,538 @@ static inline int pfm_next_fd(void)
 	if (fd >= 0)
 		close(fd);
 	return fd;
+}
+
+/* The other calls, raw: -1 and errno on failure, as libpfm-3.x sees them. */
+static inline int pfm_write_pmcs(int fd, struct pfarg_pmc *pmcs, int count)
+{
+	return syscall(__NR_pfm_write_pmcs, fd, pmcs, count);
+}
+
+static inline int pfm_write_pmds(int fd, struct pfarg_pmd *pmds, int count)
+{
+	return syscall(__NR_pfm_write_pmds, fd, pmds, count);
+}
+
+static inline int pfm_read_pmds(int fd, struct pfarg_pmd *pmds, int count)
+{
+	return syscall(__NR_pfm_read_pmds, fd, pmds, count);
+}
+
+static inline int pfm_load_context(int fd, struct pfarg_load *load)
+{
+	return syscall(__NR_pfm_load_context, fd, load);
+}
+
+static inline int pfm_start(int fd, struct pfarg_start *start)
+{
+	return syscall(__NR_pfm_start, fd, start);
+}
+
+static inline int pfm_stop(int fd)
+{
+	return syscall(__NR_pfm_stop, fd);
+}
+
+static inline int pfm_unload_context(int fd)
+{
+	return syscall(__NR_pfm_unload_context, fd);
+}
+
+static inline pid_t pfm_gettid(void)
+{
+	return syscall(SYS_gettid);
+}
+
+/* Load a context on a thread given by its thread id. */
+static inline int pfm_load(int fd, pid_t tid)
+{
+	struct pfarg_load load;
+
+	memset(&load, 0, sizeof(load));
+	load.load_pid = tid;
+	return pfm_load_context(fd, &load);
+}
+
+/*
+ * The errno of a system call number that was never assigned: what the
+ * removed calls return, and what create returns without a usable PMU.
+ */
+static inline int pfm_errno_no_call(void)
+{
+	errno = 0;
+	syscall(-1, 0, 0, 0);
+	return errno;
+}
+
+/* Read a number (decimal, 0x hex or -1) from a perfmon sysfs file. */
+static inline int pfm_sysfs_u64(const char *name, __u64 *val)
+{
+	char buf[64], *end;
+
+	if (pfm_read_sysfs(name, buf, sizeof(buf)) <= 0)
+		return -1;
+	errno = 0;
+	*val = strtoull(buf, &end, 0);
+	if (errno || end == buf || *end != '\n' || end[1])
+		return -1;
+	return 0;
+}
+
+/* Write a string to a perfmon sysfs file: 0, or -1 with errno set. */
+static inline int pfm_sysfs_write(const char *name, const char *val)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), PFM_SYSFS "/%s", name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	if (n < 0) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* The PMU models /sys/kernel/perfmon/pmu_desc/model names. */
+enum pfm_model {
+	PFM_MODEL_INTEL_CORE,
+	PFM_MODEL_INTEL_ARCH,
+	PFM_MODEL_AMD64,
+	PFM_MODEL_AMD64_F15H,
+	PFM_MODEL_UNKNOWN
+};
+
+static const char * const pfm_model_names[] = {
+	[PFM_MODEL_INTEL_CORE]	= "Intel Core",
+	[PFM_MODEL_INTEL_ARCH]	= "Intel architectural perfmon",
+	[PFM_MODEL_AMD64]	= "AMD64",
+	[PFM_MODEL_AMD64_F15H]	= "AMD64 Fam15h",
+};
+
+/* First PMC/PMD number of the Intel fixed counters. */
+#define PFM_FIXED_BASE	16
+
+/* What the tests need to know of the PMU, read from pmu_desc. */
+struct pfm_pmu {
+	enum pfm_model model;
+	int amd;
+	int nr_gp;		/* PMC0..nr_gp-1 and PMD0..nr_gp-1 */
+	int nr_fixed;		/* PMD16..16+nr_fixed-1, PMC16 (Intel) */
+	unsigned int gp_width;	/* counter width of PMD0 */
+	unsigned int fixed_width; /* counter width of PMD16 */
+};
+
+static inline int pfm_reg_exists(const char *kind, int num)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), PFM_SYSFS "/pmu_desc/%s%d", kind, num);
+	return access(path, F_OK) == 0;
+}
+
+/* Read one attribute of pmu_desc/<kind><num>/ as a number. */
+static inline int pfm_reg_attr(const char *kind, int num, const char *attr,
+			       __u64 *val)
+{
+	char name[128];
+
+	snprintf(name, sizeof(name), "pmu_desc/%s%d/%s", kind, num, attr);
+	return pfm_sysfs_u64(name, val);
+}
+
+static inline int pfm_pmu_probe(struct pfm_pmu *pmu)
+{
+	char buf[64];
+	__u64 w;
+	int i;
+
+	memset(pmu, 0, sizeof(*pmu));
+	if (pfm_read_sysfs("pmu_desc/model", buf, sizeof(buf)) <= 0)
+		return -1;
+	buf[strcspn(buf, "\n")] = '\0';
+	pmu->model = PFM_MODEL_UNKNOWN;
+	for (i = 0; i < PFM_MODEL_UNKNOWN; i++)
+		if (!strcmp(buf, pfm_model_names[i]))
+			pmu->model = i;
+	if (pmu->model == PFM_MODEL_UNKNOWN)
+		return -1;
+	pmu->amd = pmu->model == PFM_MODEL_AMD64 ||
+		   pmu->model == PFM_MODEL_AMD64_F15H;
+	while (pmu->nr_gp < PFM_FIXED_BASE && pfm_reg_exists("pmd", pmu->nr_gp))
+		pmu->nr_gp++;
+	while (pfm_reg_exists("pmd", PFM_FIXED_BASE + pmu->nr_fixed))
+		pmu->nr_fixed++;
+	if (pmu->nr_gp < 2)
+		return -1;
+	if (pfm_reg_attr("pmd", 0, "width", &w))
+		return -1;
+	pmu->gp_width = w;
+	if (pmu->nr_fixed) {
+		if (pfm_reg_attr("pmd", PFM_FIXED_BASE, "width", &w))
+			return -1;
+		pmu->fixed_width = w;
+	}
+	return 0;
+}
+
+/*
+ * Can the tests count? 0: yes, pmu filled in. Otherwise *reason says why
+ * the tests that need a context skip (1) or why they cannot run (-1).
+ */
+static inline int pfm_usable(struct pfm_pmu *pmu, const char **reason)
+{
+	int fd, err;
+
+	*reason = "";
+	if (!pfm_present()) {
+		*reason = "perfmon is not in this kernel";
+		return 1;
+	}
+	fd = pfm_create(0);
+	if (fd < 0) {
+		err = errno;
+		*reason = "pfm_create_context failed";
+		if (err == ENODEV) {
+			*reason = "no PMU perfmon supports";
+			return 1;
+		}
+		if (err == EBUSY) {
+			*reason = "perf_events holds the PMU (NMI watchdog?)";
+			return 1;
+		}
+		return -1;
+	}
+	close(fd);
+	if (pfm_pmu_probe(pmu)) {
+		*reason = "pmu_desc is missing or incomplete";
+		return -1;
+	}
+	return 0;
+}
+
+/* Event-select bits, Intel and AMD alike. */
+#define PFM_EVT_USR	0x00010000ULL
+#define PFM_EVT_OS	0x00020000ULL
+#define PFM_EVT_INT	0x00100000ULL
+#define PFM_EVT_EN	0x00400000ULL
+
+/* Privilege filter of FIXED_CTR_CTRL, per 4-bit field. */
+#define PFM_FIXED_OS	0x1ULL
+#define PFM_FIXED_USR	0x2ULL
+#define PFM_FIXED_PMI	0x8ULL
+
+enum pfm_event {
+	PFM_EV_INSN,	/* instructions retired */
+	PFM_EV_BRANCH,	/* branch instructions retired */
+	PFM_EV_CYCLES,	/* core cycles, not halted */
+};
+
+/* Event-select value for a GP counter, with EN and INT, as tools write it. */
+static inline __u64 pfm_evtsel(const struct pfm_pmu *pmu, enum pfm_event ev,
+			       __u64 plm)
+{
+	static const __u64 intel[] = { 0xc0, 0xc4, 0x3c };
+	static const __u64 amd[] = { 0xc0, 0xc2, 0x76 };
+
+	return (pmu->amd ? amd[ev] : intel[ev]) | plm | PFM_EVT_INT |
+	       PFM_EVT_EN;
+}
+
+static inline void pfm_pmc_set(struct pfarg_pmc *pmc, unsigned int num,
+			       __u64 value)
+{
+	memset(pmc, 0, sizeof(*pmc));
+	pmc->reg_num = num;
+	pmc->reg_value = value;
+}
+
+static inline void pfm_pmd_set(struct pfarg_pmd *pmd, unsigned int num,
+			       __u64 value)
+{
+	memset(pmd, 0, sizeof(*pmd));
+	pmd->reg_num = num;
+	pmd->reg_value = value;
+}
+
+/*
+ * The usual set-up of the tests: PMC0/PMD0 count instructions and
+ * PMC1/PMD1 branch instructions, at privilege levels plm, from 0.
+ */
+static inline int pfm_program(int fd, const struct pfm_pmu *pmu, __u64 plm)
+{
+	struct pfarg_pmc pmcs[2];
+	struct pfarg_pmd pmds[2];
+
+	pfm_pmc_set(&pmcs[0], 0, pfm_evtsel(pmu, PFM_EV_INSN, plm));
+	pfm_pmc_set(&pmcs[1], 1, pfm_evtsel(pmu, PFM_EV_BRANCH, plm));
+	pfm_pmd_set(&pmds[0], 0, 0);
+	pfm_pmd_set(&pmds[1], 1, 0);
+	if (pfm_write_pmcs(fd, pmcs, 2))
+		return -1;
+	return pfm_write_pmds(fd, pmds, 2);
+}
+
+/* Write one PMD. */
+static inline int pfm_write_pmd(int fd, unsigned int num, __u64 value)
+{
+	struct pfarg_pmd pmd;
+
+	pfm_pmd_set(&pmd, num, value);
+	return pfm_write_pmds(fd, &pmd, 1);
+}
+
+/* Read one PMD; -1 and errno on failure. */
+static inline int pfm_read_pmd(int fd, unsigned int num, __u64 *value)
+{
+	struct pfarg_pmd pmd;
+
+	pfm_pmd_set(&pmd, num, 0);
+	if (pfm_read_pmds(fd, &pmd, 1))
+		return -1;
+	*value = pmd.reg_value;
+	return 0;
+}
+
+/* Read PMD0 (instructions) and PMD1 (branches) of pfm_program(). */
+static inline int pfm_read2(int fd, __u64 *insn, __u64 *branch)
+{
+	struct pfarg_pmd pmds[2];
+
+	pfm_pmd_set(&pmds[0], 0, 0);
+	pfm_pmd_set(&pmds[1], 1, 0);
+	if (pfm_read_pmds(fd, pmds, 2))
+		return -1;
+	*insn = pmds[0].reg_value;
+	*branch = pmds[1].reg_value;
+	return 0;
+}
+
+/*
+ * Calibrated loops, in assembly so that the compiler cannot change them.
+ *
+ * pfm_loop(n): 2 + 5 * n user instructions and 1 + n branch instructions
+ * (n = 0 included). The difference between two values of n is therefore
+ * exactly PFM_LOOP_INSN and PFM_LOOP_BRANCH per iteration.
+ *
+ * pfm_syscall_loop(n), n > 0: n getppid() system calls, PFM_SYSLOOP_INSN
+ * user instructions per iteration (mov, syscall or int $0x80, dec, jnz),
+ * counting the instruction that enters the kernel as a user instruction.
+ */
+#define PFM_LOOP_INSN		5
+#define PFM_LOOP_BRANCH		1
+#define PFM_SYSLOOP_INSN	4
+
+#define PFM__STR(x)	#x
+#define PFM_STR(x)	PFM__STR(x)
+
+void pfm_loop(unsigned long n);
+void pfm_syscall_loop(unsigned long n);
+
+#if defined(__x86_64__)
+asm(".pushsection .text\n"
+	".type pfm_loop, @function\n"
+	"pfm_loop:\n"
+	"	test	%rdi, %rdi\n"
+	"	jz	2f\n"
+	"1:	nop\n"
+	"	nop\n"
+	"	inc	%rax\n"
+	"	dec	%rdi\n"
+	"	jnz	1b\n"
+	"2:	ret\n"
+	".size pfm_loop, . - pfm_loop\n"
+	".type pfm_syscall_loop, @function\n"
+	"pfm_syscall_loop:\n"
+	"1:	mov	$" PFM_STR(__NR_getppid) ", %eax\n"
+	"	syscall\n"
+	"	dec	%rdi\n"
+	"	jnz	1b\n"
+	"	ret\n"
+	".size pfm_syscall_loop, . - pfm_syscall_loop\n"
+	".popsection\n");
+#elif defined(__i386__)
+asm(".pushsection .text\n"
+	".type pfm_loop, @function\n"
+	"pfm_loop:\n"
+	"	mov	4(%esp), %ecx\n"
+	"	test	%ecx, %ecx\n"
+	"	jz	2f\n"
+	"1:	nop\n"
+	"	nop\n"
+	"	inc	%eax\n"
+	"	dec	%ecx\n"
+	"	jnz	1b\n"
+	"2:	ret\n"
+	".size pfm_loop, . - pfm_loop\n"
+	".type pfm_syscall_loop, @function\n"
+	"pfm_syscall_loop:\n"
+	"	mov	4(%esp), %ecx\n"
+	"1:	mov	$" PFM_STR(__NR_getppid) ", %eax\n"
+	"	int	$0x80\n"
+	"	dec	%ecx\n"
+	"	jnz	1b\n"
+	"	ret\n"
+	".size pfm_syscall_loop, . - pfm_syscall_loop\n"
+	".popsection\n");
+#else
+#error "perfmon exists on x86 only"
+#endif
+
+/* RDPMC of counter idx (bit 30: Intel fixed counter). */
+static inline __u64 pfm_rdpmc(unsigned int idx)
+{
+	unsigned int lo, hi;
+
+	asm volatile("rdpmc" : "=a" (lo), "=d" (hi) : "c" (idx));
+	return (__u64)hi << 32 | lo;
+}
+
+/*
+ * Self-monitoring measurement with the set-up of pfm_program() on a context
+ * loaded on the caller: zero the counters, start, run pfm_loop(n), stop,
+ * read. The code around the loop is the same for every n, so the
+ * difference between two values of n is exact.
+ */
+static inline int pfm_measure(int fd, unsigned long n, __u64 *insn,
+			      __u64 *branch)
+{
+	struct pfarg_pmd pmds[2];
+
+	pfm_pmd_set(&pmds[0], 0, 0);
+	pfm_pmd_set(&pmds[1], 1, 0);
+	if (pfm_write_pmds(fd, pmds, 2))
+		return -1;
+	if (pfm_start(fd, NULL))
+		return -1;
+	pfm_loop(n);
+	if (pfm_stop(fd))
+		return -1;
+	return pfm_read2(fd, insn, branch);
+}
+
+/*
+ * A child that stops itself under ptrace: fork, PTRACE_TRACEME, SIGSTOP;
+ * once continued it runs pfm_loop(n) and exits with 0. Returns the pid
+ * with the child in its SIGSTOP stop, or -1.
+ */
+static inline pid_t pfm_fork_stopped_loop(unsigned long n)
+{
+	pid_t pid;
+	int status;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+			_exit(1);
+		raise(SIGSTOP);
+		pfm_loop(n);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
+	    WSTOPSIG(status) != SIGSTOP) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	return pid;
+}
+
+/* A child that only waits to be killed (not traced, not stopped). */
+static inline pid_t pfm_fork_idle(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+/*
+ * Continue a stopped traced child without a signal and wait for its end:
+ * its exit status, or -1 if it stopped again or died of a signal.
+ */
+static inline int pfm_cont_wait_exit(pid_t pid)
+{
+	int status;
+
+	if (ptrace(PTRACE_CONT, pid, NULL, NULL))
+		return -1;
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	if (!WIFEXITED(status)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	return WEXITSTATUS(status);
+}
+
+/* Kill a child and reap it. */
+static inline void pfm_kill(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+/*
+ * Exec of the test binary itself as a counted command: with
+ * PFM_LOOP_ENV=<n> in its environment, a test binary that calls
+ * pfm_exec_child_main() from a constructor runs pfm_loop(n) and exits 0
+ * before the harness starts.
+ */
+#define PFM_LOOP_ENV	"PFM_SELFTEST_LOOP"
+
+static inline void pfm_exec_child_main(void)
+{
+	const char *s = getenv(PFM_LOOP_ENV);
+
+	if (!s)
+		return;
+	pfm_loop(strtoul(s, NULL, 10));
+	_exit(0);
+}
+
+/*
+ * Drop root in a single-threaded child: uid 65534 (nobody), the given gid,
+ * no supplementary groups, and with them every capability.
+ */
+#ifdef SYS_setresuid32
+#define PFM_SYS_SETGROUPS	SYS_setgroups32
+#define PFM_SYS_SETRESGID	SYS_setresgid32
+#define PFM_SYS_SETRESUID	SYS_setresuid32
+#else
+#define PFM_SYS_SETGROUPS	SYS_setgroups
+#define PFM_SYS_SETRESGID	SYS_setresgid
+#define PFM_SYS_SETRESUID	SYS_setresuid
+#endif
+
+static inline int pfm_drop_root(gid_t gid)
+{
+	if (syscall(PFM_SYS_SETGROUPS, 0, NULL) ||
+	    syscall(PFM_SYS_SETRESGID, gid, gid, gid) ||
+	    syscall(PFM_SYS_SETRESUID, 65534, 65534, 65534))
+		return -1;
+	/*
+	 * Changing credentials made the process non-dumpable, and so its
+	 * children: nobody but root could ptrace them. A tool's command
+	 * would exec and be dumpable again.
+	 */
+	return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 }
 
 #endif /* PFM_UTIL_H */
