@@ -134,6 +134,8 @@ int pfm_load_context(struct pfm_context *ctx, const struct pfarg_load *req)
 	set_tsk_thread_flag(task, TIF_PERFMON_CTXSW);
 	/* for the caller itself, this makes the context live */
 	pfm_ctx_unlock(ctx, flags);
+	pfm_dbg("%s[%d] loaded a context on thread %d\n", current->comm,
+		task_pid_nr(current), task_pid_nr(task));
 	return 0;
 out:
 	put_task_struct(task);
@@ -167,6 +169,7 @@ static int pfm_detach(struct pfm_context *ctx)
 	clear_tsk_thread_flag(task, TIF_PERFMON_CTXSW);
 
 	atomic_dec(&pfm_task_sessions);
+	pfm_dbg("context unloaded from thread %d\n", task_pid_nr(task));
 	put_task_struct(task);
 	pfm_context_put(ctx);
 	return 0;
@@ -258,6 +261,8 @@ void pfm_context_release(struct pfm_context *ctx)
 	if (ctx->state == PFM_CTX_LOADED && ctx->task == current) {
 		pfm_detach(ctx);
 	} else if (ctx->state == PFM_CTX_LOADED) {
+		pfm_dbg("context of thread %d closed: zombie\n",
+			task_pid_nr(ctx->task));
 		ctx->state = PFM_CTX_ZOMBIE;
 		refcount_inc(&ctx->refs);
 		init_task_work(&ctx->unload_work, pfm_zombie_work);

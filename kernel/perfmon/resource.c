@@ -14,6 +14,7 @@
 #include <linux/mutex.h>
 #include <linux/perfmon_pmu.h>
 #include <linux/printk.h>
+#include <linux/sched.h>
 
 #include "resource.h"
 
@@ -53,6 +54,8 @@ int pfm_session_get(void)
 	mutex_lock(&pfm_session_mutex);
 	if (!pfm_contexts) {
 		ret = pfm_pmu->reserve();
+		pfm_dbg("PMU reserved by %s[%d]: %d\n", current->comm,
+			task_pid_nr(current), ret);
 		if (ret)
 			pr_info_once("perfmon: the PMU is in use by perf_events (the NMI watchdog counts too: nmi_watchdog=0 or sysctl kernel.nmi_watchdog=0 frees it)\n");
 	}
@@ -69,7 +72,9 @@ int pfm_session_get(void)
 void pfm_session_put(void)
 {
 	mutex_lock(&pfm_session_mutex);
-	if (!--pfm_contexts)
+	if (!--pfm_contexts) {
 		pfm_pmu->release();
+		pfm_dbg("PMU released\n");
+	}
 	mutex_unlock(&pfm_session_mutex);
 }

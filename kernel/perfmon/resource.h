@@ -7,6 +7,8 @@
 #define _KERNEL_PERFMON_RESOURCE_H
 
 #include <linux/atomic.h>
+#include <linux/compiler.h>
+#include <linux/printk.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
 
@@ -26,6 +28,12 @@ extern unsigned int pfm_arg_mem_max;
 extern kgid_t pfm_task_group;
 /* Verbose messages (sysfs "debug"). */
 extern bool pfm_debug;
+
+#define pfm_dbg(fmt, ...)						\
+	do {								\
+		if (unlikely(READ_ONCE(pfm_debug)))			\
+			pr_info("perfmon: " fmt, ##__VA_ARGS__);	\
+	} while (0)
 
 bool pfm_may_create(void);
 int pfm_session_get(void);
