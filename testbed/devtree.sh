@@ -4,8 +4,9 @@
 # devtree.sh: create the development tree, a git work tree of the pristine
 # kernel source with the series applied as one commit per patch.
 #
-#   DEVTREE (default $PERFMON_CACHE/devtree), branch "perfmon", based on the
-#   tag perfmon-base of $PERFMON_CACHE/base.
+#   DEVTREE (default $PERFMON_CACHE/devtree), branch "perfmon" (or a dated
+#   name when another tree has it checked out), based on the tag
+#   perfmon-base of $PERFMON_CACHE/base.
 #
 # Edit there, fold fixes into the right commit (git commit --fixup, then
 # git rebase -i --autosquash perfmon-base), then `make export`.
@@ -22,8 +23,13 @@ fi
 
 ensure_base_repo
 git -C "$BASE_REPO" worktree prune
-git -C "$BASE_REPO" branch -D perfmon >/dev/null 2>&1 || true
-git -C "$BASE_REPO" worktree add -q -b perfmon "$DEVTREE" "$BASE_TAG"
+# The branch is "perfmon", or a new name when another tree has that one.
+branch=perfmon
+if git -C "$BASE_REPO" show-ref -q --verify refs/heads/$branch; then
+	git -C "$BASE_REPO" branch -D $branch >/dev/null 2>&1 ||
+		branch=perfmon-$(date +%Y%m%d-%H%M%S)
+fi
+git -C "$BASE_REPO" worktree add -q -b "$branch" "$DEVTREE" "$BASE_TAG"
 cd "$DEVTREE"
 git config user.name "$PATCH_AUTHOR_NAME"
 git config user.email "$PATCH_AUTHOR_EMAIL"
