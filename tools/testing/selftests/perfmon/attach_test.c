@@ -40,15 +40,6 @@ FIXTURE_TEARDOWN(attach)
 		close(self->fd);
 }
 
-static void expect_err(struct __test_metadata *_metadata, long ret, int err,
-		       const char *what)
-{
-	int saved = errno;
-
-	EXPECT_EQ(-1, ret) TH_LOG("%s: returned %ld", what, ret);
-	EXPECT_EQ(err, saved) TH_LOG("%s: %s", what, strerror(saved));
-}
-
 /* A child that stops itself under ptrace, then idles once continued. */
 static pid_t fork_traced_idle(void)
 {

@@ -42,16 +42,6 @@ FIXTURE_TEARDOWN(ctx)
 		close(self->fd);
 }
 
-/* The call failed with exactly err. */
-static void expect_err(struct __test_metadata *_metadata, long ret, int err,
-		       const char *what)
-{
-	int saved = errno;
-
-	EXPECT_EQ(-1, ret) TH_LOG("%s: returned %ld", what, ret);
-	EXPECT_EQ(err, saved) TH_LOG("%s: %s", what, strerror(saved));
-}
-
 /* Is this register in the PMU description? */
 static int pmc_exists(int num)
 {

@@ -22,6 +22,8 @@
 
 #include <linux/perfmon.h>
 
+#include "../kselftest_harness.h"
+
 #define PFM_SYSFS	"/sys/kernel/perfmon"
 
 /* Offsets of the twelve calls from __NR_pfm_create_context. */
@@ -624,6 +626,16 @@ static inline int pfm_drop_root(gid_t gid)
 	 * would exec and be dumpable again.
 	 */
 	return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+}
+
+/* The call returned -1 and failed with exactly @err. */
+static inline void expect_err(struct __test_metadata *_metadata, long ret,
+			      int err, const char *what)
+{
+	int saved = errno;
+
+	EXPECT_EQ(-1, ret) TH_LOG("%s: returned %ld", what, ret);
+	EXPECT_EQ(err, saved) TH_LOG("%s: %s", what, strerror(saved));
 }
 
 #endif /* PFM_UTIL_H */
