@@ -5,9 +5,13 @@
 # series, built by check-build.sh) in QEMU and run KUnit and the perfmon
 # kselftests in it; judge the serial log with parse-log.py.
 #
-# GUEST_RUNS lists the boots as LABEL:QEMU-CPU entries. A CPU with pmu=on
-# boots the QEMU with the emulated PMU that check-pmu.sh built; the others
-# boot stock QEMU, which has no PMU.
+# GUEST_RUNS lists the boots as LABEL:QEMU-CPU[:TESTS] entries. A CPU with
+# pmu=on boots the QEMU with the emulated PMU that check-pmu.sh built; the
+# others boot stock QEMU, which has no PMU. TESTS, when given, limits the
+# boot to these kselftest collections (testbed.ksft= of guest/init).
+#
+# The selftests are built twice: 64-bit as collection "perfmon" and
+# 32-bit (-m32, run through IA32_EMULATION) as collection "perfmon32".
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -18,8 +22,10 @@ result() { echo "$1 $2" >>"$RESULTS"; [ "$1" = PASS ] || msg "  $1 $2${3:+: $3}"
 TEST_O=$CACHE/build/test
 KSFT_O=$CACHE/build/kselftest
 KSFT_INSTALL=$CACHE/build/kselftest-install
+KSFT32_O=$CACHE/build/kselftest32
+KSFT32_INSTALL=$CACHE/build/kselftest32-install
 INITRD=$CACHE/build/initramfs.cpio.gz
-GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on skylake:Skylake-Client,pmu=on fam10h:Opteron_G3,pmu=on fam17h:EPYC,pmu=on}
+GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon skylake:Skylake-Client,pmu=on fam10h:Opteron_G3,pmu=on:perfmon fam17h:EPYC,pmu=on}
 
 bzimage=$TEST_O/arch/x86/boot/bzImage
 [ -f "$bzimage" ] || { result FAIL "guest: no test kernel" "the build stage failed"; exit 1; }
@@ -31,6 +37,14 @@ log=$LOGDIR/kselftest-build.log
 	make -C "$BASE_REPO/tools/testing/selftests" TARGETS=perfmon \
 		O="$KSFT_O" KHDR_INCLUDES="-isystem $TEST_O/usr/include" \
 		USERLDFLAGS=-static KSFT_INSTALL_PATH="$KSFT_INSTALL" install &&
+	rm -rf "$KSFT32_INSTALL" &&
+	make -C "$BASE_REPO/tools/testing/selftests" TARGETS=perfmon \
+		O="$KSFT32_O" KHDR_INCLUDES="-isystem $TEST_O/usr/include" \
+		USERCFLAGS=-m32 USERLDFLAGS="-static -m32" \
+		KSFT_INSTALL_PATH="$KSFT32_INSTALL" install &&
+	cp -a "$KSFT32_INSTALL/perfmon" "$KSFT_INSTALL/perfmon32" &&
+	sed -n 's/^perfmon:/perfmon32:/p' "$KSFT32_INSTALL/kselftest-list.txt" \
+		>>"$KSFT_INSTALL/kselftest-list.txt" &&
 	"$TESTBED/mkinitramfs.sh" "$INITRD" "$KSFT_INSTALL"
 } >"$log" 2>&1 || { result FAIL "guest: build the kselftests and the initramfs" "see $log"; exit 1; }
 
@@ -38,6 +52,8 @@ rc=0
 for run in $GUEST_RUNS; do
 	label=${run%%:*}
 	cpu=${run#*:}
+	tests=
+	case "$cpu" in *:*) tests=${cpu#*:}; cpu=${cpu%%:*} ;; esac
 	glog=$LOGDIR/guest-$label.log
 	qemu=
 	case "$cpu" in
@@ -51,8 +67,9 @@ for run in $GUEST_RUNS; do
 	esac
 	t0=$(date +%s)
 	"$TESTBED/run-guest.sh" ${qemu:+--qemu "$qemu"} --kernel "$bzimage" --initrd "$INITRD" --cpu "$cpu" \
+		${tests:+--append "testbed.ksft=$tests"} \
 		--log "$glog" --timeout "${GUEST_TIMEOUT:-900}" >"$LOGDIR/run-guest-$label.out" 2>&1
-	msg "  guest $label (-cpu $cpu): $(($(date +%s) - t0)) s, log $glog"
+	msg "  guest $label (-cpu $cpu${tests:+, $tests}): $(($(date +%s) - t0)) s, log $glog"
 	python3 "$TESTBED/parse-log.py" "$glog" >"$LOGDIR/parse-$label.out" 2>&1 || rc=1
 	# Every line but the closing count is one result: "STATUS KIND NAME".
 	sed '$d' "$LOGDIR/parse-$label.out" |
@@ -64,4 +81,11 @@ for run in $GUEST_RUNS; do
 	grep -q '^[0-9]* passed, ' "$LOGDIR/parse-$label.out" ||
 		{ result FAIL "guest[$label] log could not be judged" "see $LOGDIR/parse-$label.out"; rc=1; }
 done
+
+# The exact counts the selftests checked, measured against expected, per model.
+labels=
+for run in $GUEST_RUNS; do labels="$labels ${run%%:*}"; done
+# shellcheck disable=SC2086
+python3 "$TESTBED/count-table.py" "$LOGDIR" $labels >"$LOGDIR/counts.md" 2>&1 &&
+	msg "  counts: $(tail -n 1 "$LOGDIR/counts.md"), table in $LOGDIR/counts.md"
 exit $rc

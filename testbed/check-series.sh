@@ -143,8 +143,15 @@ for p in "${patches[@]}"; do
 		result FAIL "form $name" "$problem"
 	fi
 	log=$LOGDIR/checkpatch-$name.log
-	(cd "$BASE_REPO" && perl scripts/checkpatch.pl --strict --root="$BASE_REPO" "$p") >"$log" 2>&1
-	if grep -q '^total: 0 errors, 0 warnings,' "$log"; then
+	# checkpatch runs scripts/spdxcheck.py with the python3 on PATH; it
+	# needs Debian's python3-ply, which a pyenv or venv python lacks, and
+	# a failing spdxcheck only prints a traceback: use the system python3
+	# and count a traceback as a failure.
+	(cd "$BASE_REPO" && PATH=/usr/bin:$PATH perl scripts/checkpatch.pl --strict \
+		--root="$BASE_REPO" "$p") >"$log" 2>&1
+	if grep -q '^Traceback' "$log"; then
+		result FAIL "checkpatch $name" "a checkpatch helper failed; see $log"
+	elif grep -q '^total: 0 errors, 0 warnings,' "$log"; then
 		result PASS "checkpatch $name"
 		grep -q '^total: 0 errors, 0 warnings, 0 checks' "$log" ||
 			msg "  note: checkpatch $name: $(grep '^total:' "$log")"

@@ -23,10 +23,20 @@ demo=$RUN/root/demo
 mkdir -p "$demo"
 make -C "$BASE_REPO" O="$TEST_O" -s headers
 cp "$TESTBED/demo/demo.sh" "$RUN/root/demo.sh"
-for prog in pfm-info pfm-count-loop; do
-	gcc -static -O2 -Wall -isystem "$TEST_O/usr/include" -o "$demo/$prog" \
+for prog in pfm-info pfm-count-loop pfm-threads; do
+	gcc -static -O2 -Wall -pthread -isystem "$TEST_O/usr/include" -o "$demo/$prog" \
 		"$TESTBED/demo/$prog.c" || stage_fail "" "the demo program $prog does not build"
 done
+# A real multi-threaded workload: Debian's xz (xz-utils is a required
+# package), with the libraries it links, as /demo/xz (busybox has an xz
+# applet that only decompresses).
+if xz=$(command -v xz) && libs=$(ldd "$xz" | awk '/=>/ { print $3 } /^\t\// { print $1 }'); then
+	cp -L "$xz" "$demo/xz"
+	for lib in $libs; do
+		mkdir -p "$RUN/root$(dirname "$lib")"
+		cp -L "$lib" "$RUN/root$lib"
+	done
+fi
 # the sample of the series: counts a command's instructions, cycles, branches
 gcc -static -O2 -Wall -isystem "$TEST_O/usr/include" -o "$demo/pfm_count" \
 	"$BASE_REPO/samples/perfmon/pfm_count.c" || stage_fail "" "samples/perfmon/pfm_count.c does not build"

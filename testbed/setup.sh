@@ -8,6 +8,7 @@ set -euo pipefail
 need=()
 for pkg in "$KSRC_PKG" qemu-system-x86 busybox-static quilt ccache flex bison \
 	bc cpio libelf-dev libssl-dev python3 python3-ply python3-git gcc make git \
+	gcc-multilib libc6-dev-i386 \
 	perl; do
 	dpkg-query -W -f='${Status}\n' "$pkg" 2>/dev/null | grep -q 'install ok installed' ||
 		need+=("$pkg")

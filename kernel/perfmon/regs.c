@@ -55,6 +55,20 @@ static void pfm_set_pmc(struct pfm_context *ctx, const struct pfarg_pmc *r,
 	ctx->used_pmds |= pmds;
 }
 
+/*
+ * The start of every register access: may the caller operate on @ctx now
+ * (pfm_check_access()), then lock it with all of it in memory.
+ */
+static int pfm_regs_lock(struct pfm_context *ctx, unsigned long *flags)
+{
+	int ret;
+
+	ret = pfm_check_access(ctx);
+	if (ret)
+		return ret;
+	return pfm_ctx_lock(ctx, flags);
+}
+
 /**
  * pfm_write_pmcs - write PMCs of a context
  * @ctx: the context, whose mutex the caller holds
@@ -68,10 +82,7 @@ int pfm_write_pmcs(struct pfm_context *ctx, struct pfarg_pmc *req, int count)
 	unsigned long flags;
 	int i, ret;
 
-	ret = pfm_check_access(ctx);
-	if (ret)
-		return ret;
-	ret = pfm_ctx_lock(ctx, &flags);
+	ret = pfm_regs_lock(ctx, &flags);
 	if (ret)
 		return ret;
 	for (i = 0; i < count; i++) {
@@ -115,10 +126,7 @@ int pfm_write_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
 	unsigned long flags;
 	int i, ret;
 
-	ret = pfm_check_access(ctx);
-	if (ret)
-		return ret;
-	ret = pfm_ctx_lock(ctx, &flags);
+	ret = pfm_regs_lock(ctx, &flags);
 	if (ret)
 		return ret;
 	for (i = 0; i < count; i++) {
@@ -153,10 +161,7 @@ int pfm_read_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
 	unsigned long flags;
 	int i, ret;
 
-	ret = pfm_check_access(ctx);
-	if (ret)
-		return ret;
-	ret = pfm_ctx_lock(ctx, &flags);
+	ret = pfm_regs_lock(ctx, &flags);
 	if (ret)
 		return ret;
 	for (i = 0; i < count; i++) {
@@ -179,12 +184,9 @@ static int pfm_set_started(struct pfm_context *ctx, bool started)
 	unsigned long flags;
 	int ret;
 
-	ret = pfm_check_access(ctx);
-	if (ret)
-		return ret;
 	if (ctx->state != PFM_CTX_LOADED)
 		return -EINVAL;
-	ret = pfm_ctx_lock(ctx, &flags);
+	ret = pfm_regs_lock(ctx, &flags);
 	if (ret)
 		return ret;
 	ctx->started = started;

@@ -42,6 +42,12 @@ SYSCALL_DEFINE4(pfm_create_context, struct pfarg_ctx __user *, ureq,
 	return pfm_create_context(&req);
 }
 
+/* The context behind @f, or NULL when @f is not an open perfmon context. */
+static struct pfm_context *pfm_fd_context(struct fd f)
+{
+	return fd_empty(f) ? NULL : pfm_context_from_file(fd_file(f));
+}
+
 /* Copy a vector argument of @count elements of @size bytes. */
 static void *pfm_copy_vector(const void __user *uvec, int count, size_t size)
 {
@@ -70,9 +76,7 @@ static long pfm_vector_call(int fd, void __user *uvec, int count,
 	long ret;
 
 	CLASS(fd, f)(fd);
-	if (fd_empty(f))
-		return -EBADF;
-	ctx = pfm_context_from_file(fd_file(f));
+	ctx = pfm_fd_context(f);
 	if (!ctx)
 		return -EBADF;
 	if (count == 0)
@@ -128,9 +132,7 @@ static long pfm_ctx_call(int fd, int (*fn)(struct pfm_context *ctx))
 	int ret;
 
 	CLASS(fd, f)(fd);
-	if (fd_empty(f))
-		return -EBADF;
-	ctx = pfm_context_from_file(fd_file(f));
+	ctx = pfm_fd_context(f);
 	if (!ctx)
 		return -EBADF;
 
@@ -147,9 +149,7 @@ SYSCALL_DEFINE2(pfm_load_context, int, fd, struct pfarg_load __user *, ureq)
 	int ret;
 
 	CLASS(fd, f)(fd);
-	if (fd_empty(f))
-		return -EBADF;
-	ctx = pfm_context_from_file(fd_file(f));
+	ctx = pfm_fd_context(f);
 	if (!ctx)
 		return -EBADF;
 	if (copy_from_user(&req, ureq, sizeof(req)))
@@ -169,9 +169,7 @@ SYSCALL_DEFINE2(pfm_start, int, fd, struct pfarg_start __user *, ureq)
 	int ret;
 
 	CLASS(fd, f)(fd);
-	if (fd_empty(f))
-		return -EBADF;
-	ctx = pfm_context_from_file(fd_file(f));
+	ctx = pfm_fd_context(f);
 	if (!ctx)
 		return -EBADF;
 	if (ureq) {

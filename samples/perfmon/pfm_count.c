@@ -3,12 +3,18 @@
  * pfm_count - count instructions, cycles and branch instructions of a
  * command with the perfmon2 system calls
  *
- *   pfm_count [-u|-k] COMMAND [ARGS...]
+ *   pfm_count [-u|-k] [-t] COMMAND [ARGS...]
  *
  * The command runs as a child that stops at its exec under ptrace; a
  * perfmon context is created, programmed for the PMU described in
  * /sys/kernel/perfmon/pmu_desc, loaded on the stopped child and started;
  * the child is then let go and the counts are read once it has exited.
+ *
+ * A context counts one thread. With -t the tool stays the command's
+ * tracer and gives every thread the command creates a context of its
+ * own while the new thread is stopped before its first instruction;
+ * each thread's counts stay readable after it exits, and the tool prints
+ * them with their total.
  *
  * Only the raw ABI is used, as libpfm-3.x does: the system call numbers
  * come from /sys/kernel/perfmon/syscall, not from a header.
@@ -16,6 +22,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,64 +189,203 @@ static int setup_events(struct counts *c, int usr, int os)
 	return 0;
 }
 
-/* The errno of a system call number that does not exist. */
-static int errno_no_call(void)
-{
-	errno = 0;
-	syscall(-1);
-	return errno;
-}
-
 static int create_context(void)
 {
 	struct pfarg_ctx ctx;
-	int fd, err;
+	int fd;
 
 	memset(&ctx, 0, sizeof(ctx));
 	fd = pfm_create_context(&ctx);
 	if (fd >= 0)
 		return fd;
-	err = errno;
-	if (err == errno_no_call())
+	if (errno == ENODEV)
 		fprintf(stderr,
-			"pfm_count: perfmon does not support this PMU\n");
-	else if (err == EBUSY)
+			"pfm_count: perfmon found no PMU it supports on this machine\n");
+	else if (errno == EBUSY)
 		fprintf(stderr,
 			"pfm_count: the PMU is in use by perf_events (is the NMI watchdog on?)\n");
-	else if (err == EPERM)
+	else if (errno == EPERM)
 		fprintf(stderr,
 			"pfm_count: not allowed (see " PFM_SYSFS "task_group)\n");
 	else
-		fprintf(stderr, "pfm_count: pfm_create_context: %s\n",
-			strerror(err));
+		perror("pfm_count: pfm_create_context");
 	return -1;
+}
+
+/* A counted thread: its context and, once it has exited, its counts. */
+struct thread {
+	pid_t tid;
+	int fd;
+	struct pfarg_pmd pmds[NR_EVENTS];
+};
+
+static struct thread *threads;
+static int nr_threads;
+
+/* A new context programmed as @c, or -1. */
+static int new_context(struct counts *c)
+{
+	int fd;
+
+	fd = create_context();
+	if (fd < 0)
+		return -1;
+	if (pfm_write_pmcs(fd, c->pmcs, c->nr_pmcs) ||
+	    pfm_write_pmds(fd, c->pmds, NR_EVENTS)) {
+		perror("pfm_count: programming the counters");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Load the context @fd, programmed as @c, on the stopped thread @tid and
+ * start it: the thread counts from its next instruction on.
+ */
+static int count_thread(struct counts *c, int fd, pid_t tid)
+{
+	struct pfarg_load load;
+	struct thread *t;
+
+	t = realloc(threads, (nr_threads + 1) * sizeof(*t));
+	if (!t) {
+		perror("pfm_count");
+		close(fd);
+		return -1;
+	}
+	threads = t;
+	memset(&load, 0, sizeof(load));
+	load.load_pid = tid;
+	if (pfm_load_context(fd, &load) || pfm_start(fd)) {
+		fprintf(stderr, "pfm_count: counting thread %d: %s\n", tid,
+			strerror(errno));
+		close(fd);
+		return -1;
+	}
+	t = &threads[nr_threads++];
+	t->tid = tid;
+	t->fd = fd;
+	memcpy(t->pmds, c->pmds, sizeof(t->pmds));
+	return 0;
+}
+
+static bool known_thread(pid_t tid)
+{
+	int i;
+
+	for (i = 0; i < nr_threads; i++)
+		if (threads[i].tid == tid)
+			return true;
+	return false;
+}
+
+/*
+ * Follow the threads of the traced command @pid until it has exited:
+ * a new thread first stops with SIGSTOP, before its first instruction,
+ * and is given its context there. Other stops are resumed, their signal
+ * delivered; a group stop is resumed too, as the tool does not take part
+ * in job control.
+ */
+static int follow_threads(struct counts *c, pid_t pid, int *status)
+{
+	int st, sig, fd, ret = 0;
+	siginfo_t si;
+	pid_t tid;
+
+	for (;;) {
+		tid = waitpid(-1, &st, __WALL);
+		if (tid < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == ECHILD)
+				return ret;
+			perror("pfm_count: waitpid");
+			return -1;
+		}
+		if (!WIFSTOPPED(st)) {
+			if (tid == pid)
+				*status = st;
+			continue;
+		}
+		sig = WSTOPSIG(st);
+		if (st >> 16) {
+			/* PTRACE_EVENT_CLONE: the new thread reports itself */
+			sig = 0;
+		} else if (sig == SIGSTOP && !known_thread(tid)) {
+			fd = new_context(c);
+			if (fd < 0 || count_thread(c, fd, tid))
+				ret = -1;
+			sig = 0;
+		} else if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) &&
+			   errno == EINVAL) {
+			/* group stop */
+			sig = 0;
+		}
+		ptrace(PTRACE_CONT, tid, NULL, (void *)(long)sig);
+	}
 }
 
 static void print_help(void)
 {
 	fprintf(stderr,
-		"Usage: pfm_count [-u|-k] COMMAND [ARGS...]\n"
+		"Usage: pfm_count [-u|-k] [-t] COMMAND [ARGS...]\n"
 		"  -u  count at user level only\n"
 		"  -k  count at kernel level only\n"
+		"  -t  count every thread the command creates too: each, and\n"
+		"      their total (default: the command's first thread only)\n"
 		"By default both levels are counted.\n");
 	exit(2);
 }
 
+static void print_counts(const struct counts *c, bool follow)
+{
+	__u64 total[NR_EVENTS] = { 0 };
+	int i, j;
+
+	if (!follow) {
+		for (j = 0; j < NR_EVENTS; j++)
+			printf("%-14s %20llu\n", c->name[j],
+			       (unsigned long long)threads[0].pmds[j].reg_value);
+		return;
+	}
+	printf("%8s", "thread");
+	for (j = 0; j < NR_EVENTS; j++)
+		printf(" %20s", c->name[j]);
+	printf("\n");
+	for (i = 0; i < nr_threads; i++) {
+		printf("%8d", threads[i].tid);
+		for (j = 0; j < NR_EVENTS; j++) {
+			total[j] += threads[i].pmds[j].reg_value;
+			printf(" %20llu",
+			       (unsigned long long)threads[i].pmds[j].reg_value);
+		}
+		printf("\n");
+	}
+	printf("%8s", "total");
+	for (j = 0; j < NR_EVENTS; j++)
+		printf(" %20llu", (unsigned long long)total[j]);
+	printf("\n");
+}
+
 int main(int argc, char **argv)
 {
-	struct pfarg_load load;
+	int usr = 1, os = 1, opt, status = 0, fd, i;
+	bool follow = false;
 	struct counts c;
-	int usr = 1, os = 1, opt, fd, status, i;
 	char buf[32];
 	pid_t pid;
 
-	while ((opt = getopt(argc, argv, "+uk")) != -1) {
+	while ((opt = getopt(argc, argv, "+ukt")) != -1) {
 		switch (opt) {
 		case 'u':
 			os = 0;
 			break;
 		case 'k':
 			usr = 0;
+			break;
+		case 't':
+			follow = true;
 			break;
 		default:
 			print_help();
@@ -256,14 +402,9 @@ int main(int argc, char **argv)
 	pfm_base = strtol(buf, NULL, 10);
 	if (setup_events(&c, usr, os))
 		return 1;
-	fd = create_context();
+	fd = new_context(&c);
 	if (fd < 0)
 		return 1;
-	if (pfm_write_pmcs(fd, c.pmcs, c.nr_pmcs) ||
-	    pfm_write_pmds(fd, c.pmds, NR_EVENTS)) {
-		perror("pfm_count: programming the counters");
-		return 1;
-	}
 
 	pid = fork();
 	if (pid < 0) {
@@ -285,30 +426,40 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pfm_count: %s did not start\n", argv[optind]);
 		return 1;
 	}
-	memset(&load, 0, sizeof(load));
-	load.load_pid = pid;
-	if (pfm_load_context(fd, &load) || pfm_start(fd)) {
-		perror("pfm_count: attaching to the command");
+	if (follow && ptrace(PTRACE_SETOPTIONS, pid, NULL,
+			     (void *)(PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL))) {
+		perror("pfm_count: following the threads");
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0 || count_thread(&c, fd, pid)) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		return 1;
 	}
-	/* counting goes on without us: let it run until it exits */
-	ptrace(PTRACE_DETACH, pid, NULL, NULL);
-	if (waitpid(pid, &status, 0) != pid) {
-		perror("pfm_count: waitpid");
-		return 1;
+	if (follow) {
+		ptrace(PTRACE_CONT, pid, NULL, NULL);
+		if (follow_threads(&c, pid, &status))
+			fprintf(stderr,
+				"pfm_count: some threads were not counted\n");
+	} else {
+		/* counting goes on without us: let it run until it exits */
+		ptrace(PTRACE_DETACH, pid, NULL, NULL);
+		if (waitpid(pid, &status, 0) != pid) {
+			perror("pfm_count: waitpid");
+			return 1;
+		}
 	}
 
-	/* the exit unloaded the context; the values stay readable */
-	if (pfm_read_pmds(fd, c.pmds, NR_EVENTS)) {
-		perror("pfm_count: pfm_read_pmds");
-		return 1;
+	/* each exit unloaded its context; the values stay readable */
+	for (i = 0; i < nr_threads; i++) {
+		if (pfm_read_pmds(threads[i].fd, threads[i].pmds, NR_EVENTS)) {
+			perror("pfm_count: pfm_read_pmds");
+			return 1;
+		}
+		close(threads[i].fd);
 	}
-	close(fd);
-	for (i = 0; i < NR_EVENTS; i++)
-		printf("%-14s %20llu\n", c.name[i],
-		       (unsigned long long)c.pmds[i].reg_value);
+	print_counts(&c, follow);
 
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);

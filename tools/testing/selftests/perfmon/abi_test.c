@@ -218,7 +218,7 @@ TEST_F(pfm_if, create_bad_pointer_end)
 	/* the structure straddles into an unmapped page */
 	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_TRUE(map != MAP_FAILED);
 	ASSERT_EQ(0, munmap(map + page, page));
 	memset(map, 0, page);
 	ctx = (struct pfarg_ctx *)(map + page - sizeof(*ctx) / 2);

@@ -20,15 +20,10 @@ FIXTURE(attach) {
 
 FIXTURE_SETUP(attach)
 {
-	const char *reason;
-	int ret;
-
 	self->fd = -1;
 	self->child = -1;
-	ret = pfm_usable(&self->pmu, &reason);
-	if (ret > 0)
-		SKIP(return, "%s", reason);
-	ASSERT_EQ(0, ret) TH_LOG("%s", reason);
+	if (pfm_require_pmu(_metadata, &self->pmu))
+		return;
 	self->fd = pfm_create(0);
 	ASSERT_LE(0, self->fd);
 }
@@ -116,7 +111,7 @@ TEST_F(attach, load_no_such_thread)
 	FILE *f;
 
 	f = fopen("/proc/sys/kernel/pid_max", "r");
-	ASSERT_NE(NULL, f);
+	ASSERT_FALSE(!f);
 	ASSERT_EQ(1, fscanf(f, "%u", &pid_max));
 	fclose(f);
 	expect_err(_metadata, pfm_load(self->fd, pid_max), ESRCH, "pid_max");

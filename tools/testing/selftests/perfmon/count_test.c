@@ -39,14 +39,9 @@ FIXTURE(count) {
 
 FIXTURE_SETUP(count)
 {
-	const char *reason;
-	int ret;
-
 	self->fd = -1;
-	ret = pfm_usable(&self->pmu, &reason);
-	if (ret > 0)
-		SKIP(return, "%s", reason);
-	ASSERT_EQ(0, ret) TH_LOG("%s", reason);
+	if (pfm_require_pmu(_metadata, &self->pmu))
+		return;
 	self->insn_usr = pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR);
 	self->branch_usr = pfm_evtsel(&self->pmu, PFM_EV_BRANCH, PFM_EVT_USR);
 	self->fd = pfm_create(0);
@@ -109,10 +104,13 @@ TEST_F(count, self_exact)
 	/* the first run may take page faults; then it is reproducible */
 	EXPECT_EQ(insn[1], insn[2]);
 	EXPECT_EQ(branch[1], branch[2]);
-	EXPECT_EQ(N * PFM_LOOP_INSN, insn[3] - insn[2]);
-	EXPECT_EQ(N * PFM_LOOP_BRANCH, branch[3] - branch[2]);
-	EXPECT_EQ(2 * N * PFM_LOOP_INSN, insn[4] - insn[2]);
-	EXPECT_EQ(2 * N * PFM_LOOP_BRANCH, branch[4] - branch[2]);
+	EXPECT_COUNT(N * PFM_LOOP_INSN, insn[3] - insn[2], "instructions, 2N - N");
+	EXPECT_COUNT(N * PFM_LOOP_BRANCH, branch[3] - branch[2],
+		     "branches, 2N - N");
+	EXPECT_COUNT(2 * N * PFM_LOOP_INSN, insn[4] - insn[2],
+		     "instructions, 3N - N");
+	EXPECT_COUNT(2 * N * PFM_LOOP_BRANCH, branch[4] - branch[2],
+		     "branches, 3N - N");
 	/* the constant part is the few instructions around the loop */
 	EXPECT_GT(1000, insn[2] - N * PFM_LOOP_INSN);
 }
@@ -138,7 +136,8 @@ TEST_F(count, self_every_gp_counter)
 			ASSERT_EQ(0, measure_regs(self->fd, &r, ns[i]));
 			v[i] = r.val[0];
 		}
-		EXPECT_EQ(N * PFM_LOOP_INSN, v[2] - v[1]) TH_LOG("PMD%d", c);
+		EXPECT_COUNT(N * PFM_LOOP_INSN, v[2] - v[1],
+			     "PMD%d instructions, 2N - N", c);
 		/* and stop it again */
 		pfm_pmc_set(&pmc, c, 0);
 		ASSERT_EQ(0, pfm_write_pmcs(self->fd, &pmc, 1));
@@ -166,32 +165,8 @@ TEST_F(count, self_fixed_counter)
 		ASSERT_EQ(0, measure_regs(self->fd, &r, ns[i]));
 		v[i] = r.val[0];
 	}
-	EXPECT_EQ(N * PFM_LOOP_INSN, v[2] - v[1]);
-}
-
-/* A ptrace-stopped child counted from its SIGSTOP to its exit. */
-TEST_F_TIMEOUT(count, ptrace_child_exact, 120)
-{
-	unsigned long ns[] = { N, N, 2 * N };
-	__u64 insn[3], branch[3];
-	unsigned int i;
-	pid_t pid;
-	int fd;
-
-	for (i = 0; i < ARRAY_SIZE(ns); i++) {
-		fd = pfm_create(0);
-		ASSERT_LE(0, fd);
-		ASSERT_EQ(0, pfm_program(fd, &self->pmu, PFM_EVT_USR));
-		pid = pfm_fork_stopped_loop(ns[i]);
-		ASSERT_LT(0, pid);
-		ASSERT_EQ(0, pfm_load(fd, pid));
-		ASSERT_EQ(0, pfm_start(fd, NULL));
-		ASSERT_EQ(0, pfm_cont_wait_exit(pid));
-		ASSERT_EQ(0, pfm_read2(fd, &insn[i], &branch[i]));
-		close(fd);
-	}
-	EXPECT_EQ(N * PFM_LOOP_INSN, insn[2] - insn[1]);
-	EXPECT_EQ(N * PFM_LOOP_BRANCH, branch[2] - branch[1]);
+	EXPECT_COUNT(N * PFM_LOOP_INSN, v[2] - v[1],
+		     "PMD16 instructions, 2N - N");
 }
 
 /*
@@ -228,8 +203,13 @@ static pid_t fork_exec_loop(unsigned long n)
 	return pid;
 }
 
-/* A command exec'ed under ptrace, counted from its first instruction. */
-TEST_F_TIMEOUT(count, exec_child_exact, 120)
+/*
+ * Children stopped under ptrace by fork_loop(n), each counted by a new
+ * context from its stop to its exit, for loops of N, N and 2N iterations.
+ */
+static void count_children(struct __test_metadata *_metadata,
+			   const struct pfm_pmu *pmu,
+			   pid_t (*fork_loop)(unsigned long n))
 {
 	unsigned long ns[] = { N, N, 2 * N };
 	__u64 insn[3], branch[3];
@@ -240,8 +220,8 @@ TEST_F_TIMEOUT(count, exec_child_exact, 120)
 	for (i = 0; i < ARRAY_SIZE(ns); i++) {
 		fd = pfm_create(0);
 		ASSERT_LE(0, fd);
-		ASSERT_EQ(0, pfm_program(fd, &self->pmu, PFM_EVT_USR));
-		pid = fork_exec_loop(ns[i]);
+		ASSERT_EQ(0, pfm_program(fd, pmu, PFM_EVT_USR));
+		pid = fork_loop(ns[i]);
 		ASSERT_LT(0, pid);
 		ASSERT_EQ(0, pfm_load(fd, pid));
 		ASSERT_EQ(0, pfm_start(fd, NULL));
@@ -249,8 +229,21 @@ TEST_F_TIMEOUT(count, exec_child_exact, 120)
 		ASSERT_EQ(0, pfm_read2(fd, &insn[i], &branch[i]));
 		close(fd);
 	}
-	EXPECT_EQ(N * PFM_LOOP_INSN, insn[2] - insn[1]);
-	EXPECT_EQ(N * PFM_LOOP_BRANCH, branch[2] - branch[1]);
+	EXPECT_COUNT(N * PFM_LOOP_INSN, insn[2] - insn[1], "instructions, 2N - N");
+	EXPECT_COUNT(N * PFM_LOOP_BRANCH, branch[2] - branch[1],
+		     "branches, 2N - N");
+}
+
+/* A ptrace-stopped child counted from its SIGSTOP to its exit. */
+TEST_F_TIMEOUT(count, ptrace_child_exact, 120)
+{
+	count_children(_metadata, &self->pmu, pfm_fork_stopped_loop);
+}
+
+/* A command exec'ed under ptrace, counted from its first instruction. */
+TEST_F_TIMEOUT(count, exec_child_exact, 120)
+{
+	count_children(_metadata, &self->pmu, fork_exec_loop);
 }
 
 /* Start, run n system calls, stop, read PMD0. */
@@ -278,7 +271,8 @@ TEST_F_TIMEOUT(count, usr_filter_exact, 120)
 	for (i = 0; i < ARRAY_SIZE(ns); i++)
 		ASSERT_EQ(0, measure_syscalls(self->fd, ns[i], &insn[i]));
 	EXPECT_EQ(insn[0], insn[1]);
-	EXPECT_EQ(N / 10 * PFM_SYSLOOP_INSN, insn[2] - insn[1]);
+	EXPECT_COUNT(N / 10 * PFM_SYSLOOP_INSN, insn[2] - insn[1],
+		     "user instructions, 2n - n system calls");
 }
 
 /* OS only: the kernel side of n system calls, at least one per call. */
@@ -312,7 +306,8 @@ TEST_F(count, os_filter_skips_user)
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 	for (i = 0; i < ARRAY_SIZE(ns); i++)
 		ASSERT_EQ(0, pfm_measure(self->fd, ns[i], &os[i], &usr[i]));
-	EXPECT_EQ(10 * N * PFM_LOOP_INSN, usr[2] - usr[1]);
+	EXPECT_COUNT(10 * N * PFM_LOOP_INSN, usr[2] - usr[1],
+		     "USR instructions, 11N - N");
 	/* interrupts add kernel instructions; 5 M user ones must not */
 	EXPECT_GT(10 * N * PFM_LOOP_INSN, os[2] > os[1] ? os[2] - os[1] : 0);
 }
@@ -351,10 +346,12 @@ static void check_overflow(struct __test_metadata *_metadata, int fd,
 		for (j = 0; j < 2; j++)
 			r.init[j] = base + top[j] - ks[i];
 		ASSERT_EQ(0, measure_regs(fd, &r, N));
+		/* what was counted from base + 2^width - k, modulo 2^64 */
 		for (j = 0; j < 2; j++)
-			EXPECT_EQ(base + top[j] - ks[i] + v[j], r.val[j])
-				TH_LOG("PMD%u width %u k %llu", pmd[j],
-				       width[j], (unsigned long long)ks[i]);
+			EXPECT_COUNT(v[j], r.val[j] - (base + top[j] - ks[i]),
+				     "PMD%u from %#llx + 2^%u - %llu", pmd[j],
+				     (unsigned long long)base, width[j],
+				     (unsigned long long)ks[i]);
 	}
 }
 
@@ -444,11 +441,12 @@ TEST_F(count, no_emul64)
 		v[i] = r.val[0];
 	}
 	/* counting itself is the same */
-	EXPECT_EQ(N * PFM_LOOP_INSN, v[2] - v[1]);
+	EXPECT_COUNT(N * PFM_LOOP_INSN, v[2] - v[1], "instructions, 2N - N");
 	v0 = v[1];
 	r.init[0] = top - v0 / 2;
 	ASSERT_EQ(0, measure_regs(self->fd, &r, N));
-	EXPECT_EQ(v0 - v0 / 2, r.val[0]);
+	EXPECT_COUNT(v0 - v0 / 2, r.val[0], "PMD0 wrapped from 2^%u - %llu",
+		     self->pmu.gp_width, (unsigned long long)(v0 / 2));
 }
 
 /* Elements before a bad one are applied: PMC0 counts, PMC1 does not. */
@@ -473,7 +471,8 @@ TEST_F(count, write_pmcs_stops_at_first_bad)
 					 &branch[i]));
 		EXPECT_EQ(0, branch[i]);
 	}
-	EXPECT_EQ(N * PFM_LOOP_INSN, insn[2] - insn[1]);
+	EXPECT_COUNT(N * PFM_LOOP_INSN, insn[2] - insn[1],
+		     "PMD0 instructions, 2N - N");
 }
 
 /* Only what runs between start and stop is counted. */
@@ -508,8 +507,10 @@ TEST_F(count, start_stop_window)
 					    &branch[i]));
 	EXPECT_EQ(insn[1], insn[2]);
 	EXPECT_EQ(branch[1], branch[2]);
-	EXPECT_EQ(2 * N * PFM_LOOP_INSN, insn[3] - insn[1]);
-	EXPECT_EQ(2 * N * PFM_LOOP_BRANCH, branch[3] - branch[1]);
+	EXPECT_COUNT(2 * N * PFM_LOOP_INSN, insn[3] - insn[1],
+		     "instructions, window of 2N more");
+	EXPECT_COUNT(2 * N * PFM_LOOP_BRANCH, branch[3] - branch[1],
+		     "branches, window of 2N more");
 }
 
 /*
@@ -549,7 +550,8 @@ TEST_F(count, write_pmcs_live)
 		ASSERT_EQ(0, measure_pmc_live(self->fd, self->insn_usr,
 					      before[i], after[i], &insn[i]));
 	EXPECT_EQ(insn[1], insn[2]);
-	EXPECT_EQ(N * PFM_LOOP_INSN, insn[3] - insn[1]);
+	EXPECT_COUNT(N * PFM_LOOP_INSN, insn[3] - insn[1],
+		     "instructions, N more after the write");
 }
 
 /* A PMD written while counting on the caller restarts from that value. */
@@ -704,9 +706,10 @@ TEST_F_TIMEOUT(count, context_switches_exact, 600)
 	TH_LOG("%ld context switches", sw1 - sw0);
 	EXPECT_LE(3 * NR_YIELDS / 2, sw1 - sw0);
 	EXPECT_EQ(insn[0], insn[1]);
-	EXPECT_EQ(NR_YIELDS * YIELD_LOOP * PFM_LOOP_INSN, insn[2] - insn[1]);
-	EXPECT_EQ(NR_YIELDS * YIELD_LOOP * PFM_LOOP_BRANCH,
-		  branch[2] - branch[1]);
+	EXPECT_COUNT(NR_YIELDS * YIELD_LOOP * PFM_LOOP_INSN,
+		     insn[2] - insn[1], "instructions, %d yields", NR_YIELDS);
+	EXPECT_COUNT(NR_YIELDS * YIELD_LOOP * PFM_LOOP_BRANCH,
+		     branch[2] - branch[1], "branches, %d yields", NR_YIELDS);
 }
 
 /* The monitored thread moves to the other CPU before every loop. */
@@ -744,7 +747,7 @@ TEST_F_TIMEOUT(count, migrations_exact, 600)
 	if (two_cpus(&cpus[0], &cpus[1]))
 		SKIP(return, "needs two CPUs");
 	seen = calloc(NR_MIGRATIONS, sizeof(*seen));
-	ASSERT_NE(NULL, seen);
+	ASSERT_FALSE(!seen);
 	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
 	for (i = 0; i < ARRAY_SIZE(ns); i++) {
 		ASSERT_EQ(0, measure_migrate(self->fd, ns[i], cpus, seen,
@@ -755,10 +758,12 @@ TEST_F_TIMEOUT(count, migrations_exact, 600)
 	free(seen);
 	EXPECT_EQ(0, wrong);
 	EXPECT_EQ(insn[0], insn[1]);
-	EXPECT_EQ(NR_MIGRATIONS * YIELD_LOOP * PFM_LOOP_INSN,
-		  insn[2] - insn[1]);
-	EXPECT_EQ(NR_MIGRATIONS * YIELD_LOOP * PFM_LOOP_BRANCH,
-		  branch[2] - branch[1]);
+	EXPECT_COUNT(NR_MIGRATIONS * YIELD_LOOP * PFM_LOOP_INSN,
+		     insn[2] - insn[1], "instructions, %d migrations",
+		     NR_MIGRATIONS);
+	EXPECT_COUNT(NR_MIGRATIONS * YIELD_LOOP * PFM_LOOP_BRANCH,
+		     branch[2] - branch[1], "branches, %d migrations",
+		     NR_MIGRATIONS);
 }
 
 /* Two self-monitoring threads on one CPU, each with its own loop. */
@@ -816,10 +821,10 @@ TEST_F_TIMEOUT(count, threads_isolated, 600)
 		pthread_join(threads[i], NULL);
 	for (i = 0; i < 2; i++) {
 		EXPECT_EQ(0, w[i].err);
-		EXPECT_EQ(NR_YIELDS / 4 * w[i].n * PFM_LOOP_INSN, w[i].insn)
-			TH_LOG("thread %d", i);
-		EXPECT_EQ(NR_YIELDS / 4 * w[i].n * PFM_LOOP_BRANCH,
-			  w[i].branch) TH_LOG("thread %d", i);
+		EXPECT_COUNT(NR_YIELDS / 4 * w[i].n * PFM_LOOP_INSN,
+			     w[i].insn, "thread %d instructions", i);
+		EXPECT_COUNT(NR_YIELDS / 4 * w[i].n * PFM_LOOP_BRANCH,
+			     w[i].branch, "thread %d branches", i);
 	}
 }
 
@@ -862,7 +867,8 @@ TEST_F(count, rdpmc_self)
 		d[i] = rdpmc_loop(ns[i]) & mask;
 	EXPECT_EQ(0, pfm_stop(self->fd));
 	EXPECT_EQ(d[0], d[1]);
-	EXPECT_EQ(N * PFM_LOOP_INSN, (d[2] - d[1]) & mask);
+	EXPECT_COUNT(N * PFM_LOOP_INSN, (d[2] - d[1]) & mask,
+		     "RDPMC instructions, 2N - N");
 }
 
 /* Run RDPMC in a new process: its termination signal, or 0. */

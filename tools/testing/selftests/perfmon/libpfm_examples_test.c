@@ -26,15 +26,10 @@ FIXTURE(example) {
 
 FIXTURE_SETUP(example)
 {
-	const char *reason;
-	int ret;
-
 	self->fd = -1;
 	self->child = -1;
-	ret = pfm_usable(&self->pmu, &reason);
-	if (ret > 0)
-		SKIP(return, "%s", reason);
-	ASSERT_EQ(0, ret) TH_LOG("%s", reason);
+	if (pfm_require_pmu(_metadata, &self->pmu))
+		return;
 }
 
 FIXTURE_TEARDOWN(example)

@@ -2,8 +2,9 @@
 /*
  * perfmon context life cycle: exit of the monitored thread, close() while
  * attached to another thread, unload and reload, no inheritance across
- * fork and clone, exec (kept, or dropped when the new image is not
- * dumpable), and mutual exclusion with the hardware events of perf_events.
+ * fork and clone, exec (kept, or dropped when the new image is set-user-ID
+ * or not dumpable), and mutual exclusion with the hardware events of
+ * perf_events.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -29,16 +30,11 @@ FIXTURE(life) {
 
 FIXTURE_SETUP(life)
 {
-	const char *reason;
-	int ret;
-
 	self->fd = -1;
 	self->child = -1;
 	self->path[0] = '\0';
-	ret = pfm_usable(&self->pmu, &reason);
-	if (ret > 0)
-		SKIP(return, "%s", reason);
-	ASSERT_EQ(0, ret) TH_LOG("%s", reason);
+	if (pfm_require_pmu(_metadata, &self->pmu))
+		return;
 	self->fd = pfm_create(0);
 	ASSERT_LE(0, self->fd);
 }
@@ -433,6 +429,8 @@ static void exec_and_check(struct __test_metadata *_metadata, int fd,
 		SKIP(return, "needs root to drop privileges");
 	if (statvfs("/tmp", &st) || (st.f_flag & ST_NOEXEC))
 		SKIP(return, "no executable /tmp");
+	if ((mode & S_ISUID) && (st.f_flag & ST_NOSUID))
+		SKIP(return, "/tmp is mounted nosuid");
 	ASSERT_EQ(0, copy_self(path, size, mode));
 	ASSERT_EQ(0, pfm_program(fd, pmu, PFM_EVT_USR));
 	*child = fork_unprivileged_exec(path);
@@ -466,6 +464,16 @@ TEST_F_TIMEOUT(life, exec_nondumpable_drops_context, 120)
 {
 	exec_and_check(_metadata, self->fd, &self->pmu, &self->child,
 		       self->path, sizeof(self->path), 0111, EINVAL);
+}
+
+/*
+ * So does a setuid exec: the unprivileged child execs a set-user-ID-root
+ * copy (the tracer, root, lets the exec raise its privileges).
+ */
+TEST_F_TIMEOUT(life, exec_setuid_drops_context, 120)
+{
+	exec_and_check(_metadata, self->fd, &self->pmu, &self->child,
+		       self->path, sizeof(self->path), 04755, EINVAL);
 }
 
 /* perf_event_open() of a hardware event, for pid (0: the caller). */

@@ -312,6 +312,25 @@ static inline int pfm_usable(struct pfm_pmu *pmu, const char **reason)
 	return 0;
 }
 
+/*
+ * The start of a test that needs a context: describe the PMU in @pmu and
+ * return 0, or skip the test and return 1 when this machine cannot give
+ * a context (no perfmon, no PMU it supports, the PMU held by perf_events);
+ * fail it on any other problem.
+ */
+static inline int pfm_require_pmu(struct __test_metadata *_metadata,
+				  struct pfm_pmu *pmu)
+{
+	const char *reason;
+	int ret;
+
+	ret = pfm_usable(pmu, &reason);
+	if (ret > 0)
+		SKIP(return 1, "%s", reason);
+	ASSERT_EQ(0, ret) TH_LOG("%s", reason);
+	return 0;
+}
+
 /* Event-select bits, Intel and AMD alike. */
 #define PFM_EVT_USR	0x00010000ULL
 #define PFM_EVT_OS	0x00020000ULL
@@ -637,5 +656,20 @@ static inline void expect_err(struct __test_metadata *_metadata, long ret,
 	EXPECT_EQ(-1, ret) TH_LOG("%s: returned %ld", what, ret);
 	EXPECT_EQ(err, saved) TH_LOG("%s: %s", what, strerror(saved));
 }
+
+/*
+ * An exact count, logged with what was expected whether it matches or
+ * not, so that every run leaves its figures behind:
+ *   # count: <test>: <what> measured <n> expected <n>
+ */
+#define EXPECT_COUNT(expected, measured, fmt, ...) do {			\
+	__u64 __pfm_exp = (expected), __pfm_seen = (measured);		\
+									\
+	ksft_print_msg("count: %s: " fmt " measured %llu expected %llu\n", \
+		       _metadata->name, ##__VA_ARGS__,			\
+		       (unsigned long long)__pfm_seen,			\
+		       (unsigned long long)__pfm_exp);			\
+	EXPECT_EQ(__pfm_exp, __pfm_seen);				\
+} while (0)
 
 #endif /* PFM_UTIL_H */

@@ -18,15 +18,10 @@ FIXTURE(sysfs) {
 
 FIXTURE_SETUP(sysfs)
 {
-	const char *reason;
-	int ret;
-
 	self->task_group[0] = '\0';
 	self->arg_mem_max[0] = '\0';
-	ret = pfm_usable(&self->pmu, &reason);
-	if (ret > 0)
-		SKIP(return, "%s", reason);
-	ASSERT_EQ(0, ret) TH_LOG("%s", reason);
+	if (pfm_require_pmu(_metadata, &self->pmu))
+		return;
 }
 
 FIXTURE_TEARDOWN(sysfs)
@@ -181,7 +176,7 @@ TEST_F(sysfs, arg_mem_max_write)
 	/* the limit moves with it */
 	n = 2 * page / sizeof(*pmcs);
 	pmcs = calloc(n + 1, sizeof(*pmcs));
-	ASSERT_NE(NULL, pmcs);
+	ASSERT_FALSE(!pmcs);
 	insn = pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR);
 	for (i = 0; i <= n; i++)
 		pfm_pmc_set(&pmcs[i], 0, insn);
