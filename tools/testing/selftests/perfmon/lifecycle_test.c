@@ -379,8 +379,11 @@ fail_out:
 }
 
 /*
- * A child that drops root, stops under ptrace, then execs path (which
- * runs pfm_loop(1000) and exits). Returns the pid in its SIGSTOP stop.
+ * A child that asks to be traced, drops root, stops, then execs path
+ * (which runs pfm_loop(1000) and exits). Returns the pid in its SIGSTOP
+ * stop. PTRACE_TRACEME records the credentials of its caller as the
+ * tracer's: asked while still root, the tracer may let a set-user-ID
+ * exec raise the child's privileges.
  */
 static pid_t fork_unprivileged_exec(const char *path)
 {
@@ -395,8 +398,8 @@ static pid_t fork_unprivileged_exec(const char *path)
 	argv[1] = NULL;
 	pid = fork();
 	if (pid == 0) {
-		if (pfm_drop_root(65534) ||
-		    ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) ||
+		    pfm_drop_root(65534))
 			_exit(1);
 		raise(SIGSTOP);
 		execve(path, argv, envp);
