@@ -246,6 +246,139 @@ TEST_F_TIMEOUT(count, exec_child_exact, 120)
 	count_children(_metadata, &self->pmu, fork_exec_loop);
 }
 
+#define NR_WORKERS	3
+
+static void *loop_thread(void *arg)
+{
+	pfm_loop((unsigned long)arg);
+	return NULL;
+}
+
+/*
+ * A child that stops under ptrace, then starts NR_WORKERS threads, thread
+ * i running pfm_loop(i * n), joins them and exits. Returns the pid in its
+ * SIGSTOP stop.
+ */
+static pid_t fork_threads(unsigned long n)
+{
+	pthread_t threads[NR_WORKERS];
+	int status, i;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+			_exit(1);
+		raise(SIGSTOP);
+		for (i = 0; i < NR_WORKERS; i++)
+			if (pthread_create(&threads[i], NULL, loop_thread,
+					   (void *)((i + 1) * n)))
+				_exit(2);
+		for (i = 0; i < NR_WORKERS; i++)
+			pthread_join(threads[i], NULL);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
+	    WSTOPSIG(status) != SIGSTOP) {
+		pfm_kill(pid);
+		return -1;
+	}
+	return pid;
+}
+
+static void swap_u64(__u64 *a, __u64 *b)
+{
+	__u64 t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/*
+ * Follow the new threads of the stopped child @pid as a tool does: each
+ * stops before its first instruction and is given a context of its own
+ * there. Once the child has exited, read every thread's counts into
+ * @insn and @branch, sorted by instructions. Returns the number of
+ * threads counted, or -1.
+ */
+static int count_new_threads(const struct pfm_pmu *pmu, pid_t pid,
+			     __u64 *insn, __u64 *branch)
+{
+	int fds[NR_WORKERS], nr = 0, ret = 0, status, i, j;
+	pid_t tid, tids[NR_WORKERS];
+
+	if (ptrace(PTRACE_SETOPTIONS, pid, NULL,
+		   (void *)(PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL)) ||
+	    ptrace(PTRACE_CONT, pid, NULL, NULL)) {
+		pfm_kill(pid);
+		return -1;
+	}
+	while ((tid = waitpid(-1, &status, __WALL)) > 0) {
+		if (!WIFSTOPPED(status))
+			continue;
+		for (i = 0; i < nr && tids[i] != tid; i++)
+			;
+		/* a new thread's first stop: SIGSTOP, not an event */
+		if (tid != pid && i == nr && !(status >> 16) &&
+		    WSTOPSIG(status) == SIGSTOP) {
+			if (nr == NR_WORKERS)
+				ret = -1;
+			else
+				fds[nr] = pfm_create(0);
+			if (nr == NR_WORKERS || fds[nr] < 0 ||
+			    pfm_program(fds[nr], pmu, PFM_EVT_USR) ||
+			    pfm_load(fds[nr], tid) ||
+			    pfm_start(fds[nr], NULL))
+				ret = -1;
+			else
+				tids[nr++] = tid;
+		}
+		ptrace(PTRACE_CONT, tid, NULL, NULL);
+	}
+	for (i = 0; i < nr; i++) {
+		if (pfm_read2(fds[i], &insn[i], &branch[i]))
+			ret = -1;
+		close(fds[i]);
+	}
+	for (i = 1; i < nr; i++)
+		for (j = i; j > 0 && insn[j - 1] > insn[j]; j--) {
+			swap_u64(&insn[j - 1], &insn[j]);
+			swap_u64(&branch[j - 1], &branch[j]);
+		}
+	return ret ? ret : nr;
+}
+
+/*
+ * A tool following the threads of a traced process gives each new thread
+ * its own context while it is stopped before its first instruction: each
+ * counts exactly its own loop, N and 2N iterations apart.
+ */
+TEST_F_TIMEOUT(count, traced_new_threads_exact, 120)
+{
+	__u64 insn[2][NR_WORKERS], branch[2][NR_WORKERS];
+	unsigned long ns[] = { N, 2 * N };
+	unsigned int r;
+	pid_t pid;
+	int i;
+
+	for (r = 0; r < ARRAY_SIZE(ns); r++) {
+		pid = fork_threads(ns[r]);
+		ASSERT_LT(0, pid);
+		ASSERT_EQ(NR_WORKERS, count_new_threads(&self->pmu, pid,
+							insn[r], branch[r]));
+	}
+	for (i = 0; i < NR_WORKERS; i++) {
+		EXPECT_COUNT((i + 1) * N * PFM_LOOP_INSN,
+			     insn[1][i] - insn[0][i],
+			     "thread %d instructions, 2N - N", i + 1);
+		EXPECT_COUNT((i + 1) * N * PFM_LOOP_BRANCH,
+			     branch[1][i] - branch[0][i],
+			     "thread %d branches, 2N - N", i + 1);
+	}
+}
+
 /* Start, run n system calls, stop, read PMD0. */
 static int measure_syscalls(int fd, unsigned long n, __u64 *insn)
 {
