@@ -62,6 +62,9 @@ KERNEL_BAD = [
         r"ODEBUG:",
         r"list_(add|del) corruption",
         r"kernel BUG at",
+        # an NMI no handler claimed: a PMU interrupt perfmon failed to own
+        r"NMI received for unknown reason",
+        r"Dazed and confused",
         r"PERFMON-HOST: timeout",
         r"PERFMON-GUEST: ERROR",
     )

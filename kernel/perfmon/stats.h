@@ -17,7 +17,7 @@
  * @saves: contexts saved to memory
  * @ovfl_intr: overflow interrupts handled
  * @ovfl_at_save: overflows found pending, and folded, at a save
- * @stale_intr: overflow interrupts for overflows a save had folded
+ * @stale_intr: late overflow interrupts, for overflows already handled
  */
 struct pfm_stats {
 	u64	ctxsw_in;

@@ -30,8 +30,10 @@
  * @ctx: the context live on this CPU, or NULL
  * @act: activation number, incremented each time a context goes live here
  * @stale_until: until then (jiffies), overflow interrupts that find no
- *	overflow are claimed: they were raised for overflows that a save
- *	already folded
+ *	overflow are claimed: they were raised for overflows already taken
+ *	care of, folded by a save or handled along with another counter's
+ *	(AMD raises one NMI per counter, and the NMI of the second of two
+ *	counters that overflow together arrives after both were handled)
  * @busy: a context is being saved or loaded on this CPU
  */
 struct pfm_cpu {
@@ -42,6 +44,9 @@ struct pfm_cpu {
 };
 
 static DEFINE_PER_CPU(struct pfm_cpu, pfm_cpu);
+
+/* How long late overflow interrupts are expected: at least one jiffy. */
+#define PFM_STALE_JIFFIES	2
 
 /* Write PMD @i of @ctx to this CPU's PMU. */
 static void pfm_write_hw_pmd(struct pfm_context *ctx, unsigned int i)
@@ -97,7 +102,7 @@ static void pfm_save(struct pfm_context *ctx)
 	}
 	if (wrapped) {
 		pmu->ack(wrapped);
-		WRITE_ONCE(pc->stale_until, jiffies + 2);
+		WRITE_ONCE(pc->stale_until, jiffies + PFM_STALE_JIFFIES);
 	}
 	if (ctx->is_self && pmu->user_rdpmc)
 		pmu->user_rdpmc(false);
@@ -272,6 +277,7 @@ int pfm_interrupt(void)
 	}
 	if (ovfl) {
 		pmu->ack(ovfl);
+		WRITE_ONCE(pc->stale_until, jiffies + PFM_STALE_JIFFIES);
 		pfm_stat_inc(ovfl_intr);
 		return 1;
 	}
