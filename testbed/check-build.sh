@@ -3,7 +3,7 @@
 #
 # check-build.sh RESULTS: every patch of the series builds on its own with
 # the test configuration, and the final tree also builds with
-# CONFIG_PERFMON disabled.
+# CONFIG_PERFMON disabled and as a 32-bit (i386) kernel.
 #
 # The states of the tree come from $CACHE/check/commits (check-series.sh).
 # They are checked out one after the other in $BASE_REPO, so that git
@@ -24,11 +24,12 @@ if [ ! -s "$commits" ]; then
 	exit 1
 fi
 
-cfg_hash=$(cat "$TESTBED/build-kernel.sh" "$TESTBED/kernel.config" "$TESTBED/noperfmon.config" |
-	sha256sum | cut -c1-16)
+cfg_hash=$(cat "$TESTBED/build-kernel.sh" "$TESTBED/kernel.config" "$TESTBED/noperfmon.config" \
+	"$TESTBED/i386.config" | sha256sum | cut -c1-16)
 mkdir -p "$CACHE/stamps"
 TEST_O=$CACHE/build/test
 NOPFM_O=$CACHE/build/noperfmon
+I386_O=$CACHE/build/i386
 
 # build_state COMMIT TREE O LABEL [fragment...]
 build_state() {
@@ -87,6 +88,16 @@ if build_state "$last_commit" "$last_tree" "$NOPFM_O" noperfmon "$TESTBED/noperf
 else
 	result FAIL "build final tree without CONFIG_PERFMON" "see $LOGDIR/build-noperfmon-${last_tree:0:12}.log"
 	exit 1
+fi
+if build_state "$last_commit" "$last_tree" "$I386_O" i386 "$TESTBED/i386.config"; then
+	if grep -q '^CONFIG_X86_32=y' "$I386_O/.config" &&
+	   grep -q '^CONFIG_PERFMON=y' "$I386_O/.config"; then
+		result PASS "build final tree as a 32-bit kernel"
+	else
+		result FAIL "build final tree as a 32-bit kernel" "CONFIG_X86_32 or CONFIG_PERFMON is not set"
+	fi
+else
+	result FAIL "build final tree as a 32-bit kernel" "see $LOGDIR/build-i386-${last_tree:0:12}.log"
 fi
 # Leave the source at the final state for the guest stage.
 git -C "$BASE_REPO" checkout -q -f --detach "$last_commit"

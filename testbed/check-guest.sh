@@ -12,6 +12,10 @@
 #
 # The selftests are built twice: 64-bit as collection "perfmon" and
 # 32-bit (-m32, run through IA32_EMULATION) as collection "perfmon32".
+#
+# A LABEL that starts with i386 boots the final tree built as a 32-bit
+# kernel (check-build.sh) instead, with an initramfs of its own: /init is
+# guest/init32.c, a static 32-bit program, and only perfmon32 is in it.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -25,7 +29,10 @@ KSFT_INSTALL=$CACHE/build/kselftest-install
 KSFT32_O=$CACHE/build/kselftest32
 KSFT32_INSTALL=$CACHE/build/kselftest32-install
 INITRD=$CACHE/build/initramfs.cpio.gz
-GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon skylake:Skylake-Client,pmu=on fam10h:Opteron_G3,pmu=on:perfmon fam17h:EPYC,pmu=on}
+I386_BZIMAGE=$CACHE/build/i386/arch/x86/boot/bzImage
+INITRD32=$CACHE/build/initramfs32.cpio.gz
+STAGE32=$CACHE/build/initramfs32
+GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon skylake:Skylake-Client,pmu=on fam10h:Opteron_G3,pmu=on:perfmon fam17h:EPYC,pmu=on i386:Skylake-Client,pmu=on}
 
 bzimage=$TEST_O/arch/x86/boot/bzImage
 [ -f "$bzimage" ] || { result FAIL "guest: no test kernel" "the build stage failed"; exit 1; }
@@ -45,7 +52,14 @@ log=$LOGDIR/kselftest-build.log
 	cp -a "$KSFT32_INSTALL/perfmon" "$KSFT_INSTALL/perfmon32" &&
 	sed -n 's/^perfmon:/perfmon32:/p' "$KSFT32_INSTALL/kselftest-list.txt" \
 		>>"$KSFT_INSTALL/kselftest-list.txt" &&
-	"$TESTBED/mkinitramfs.sh" "$INITRD" "$KSFT_INSTALL"
+	"$TESTBED/mkinitramfs.sh" "$INITRD" "$KSFT_INSTALL" &&
+	rm -rf "$STAGE32" && mkdir -p "$STAGE32/kselftest" "$STAGE32/dev" &&
+	gcc -m32 -static -O2 -Wall -o "$STAGE32/init" "$TESTBED/guest/init32.c" &&
+	cp -a "$KSFT32_INSTALL/perfmon" "$STAGE32/kselftest/perfmon32" &&
+	sed -n 's/^perfmon:/perfmon32:/p' "$KSFT32_INSTALL/kselftest-list.txt" \
+		>"$STAGE32/kselftest/kselftest-list.txt" &&
+	{ mknod -m 600 "$STAGE32/dev/console" c 5 1 || true; } &&
+	(cd "$STAGE32" && find . | cpio -o -H newc --quiet | gzip -1) >"$INITRD32"
 } >"$log" 2>&1 || { result FAIL "guest: build the kselftests and the initramfs" "see $log"; exit 1; }
 
 rc=0
@@ -65,8 +79,18 @@ for run in $GUEST_RUNS; do
 			continue
 		fi ;;
 	esac
+	kernel=$bzimage initrd=$INITRD
+	case "$label" in
+	i386*)
+		kernel=$I386_BZIMAGE initrd=$INITRD32
+		if [ ! -f "$kernel" ]; then
+			result FAIL "guest[$label] no 32-bit kernel" "its build failed"
+			rc=1
+			continue
+		fi ;;
+	esac
 	t0=$(date +%s)
-	"$TESTBED/run-guest.sh" ${qemu:+--qemu "$qemu"} --kernel "$bzimage" --initrd "$INITRD" --cpu "$cpu" \
+	"$TESTBED/run-guest.sh" ${qemu:+--qemu "$qemu"} --kernel "$kernel" --initrd "$initrd" --cpu "$cpu" \
 		${tests:+--append "testbed.ksft=$tests"} \
 		--log "$glog" --timeout "${GUEST_TIMEOUT:-900}" >"$LOGDIR/run-guest-$label.out" 2>&1
 	msg "  guest $label (-cpu $cpu${tests:+, $tests}): $(($(date +%s) - t0)) s, log $glog"

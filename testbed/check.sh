@@ -25,7 +25,7 @@ status=0
 for s in "${stages[@]}"; do
 	case "$s" in
 	series) name="series checks (apply, git am, quilt, tree view, form, checkpatch)" ;;
-	build) name="builds (every patch with the test configuration; final tree without perfmon)" ;;
+	build) name="builds (every patch with the test configuration; final tree without perfmon, and as i386)" ;;
 	pmu) name="emulated PMU (QEMU built with testbed/qemu, proven with perf_events)" ;;
 	guest) name="guest (KUnit and kselftests in QEMU)" ;;
 	*) die "unknown stage $s" ;;
