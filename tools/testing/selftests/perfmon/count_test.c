@@ -255,37 +255,20 @@ static void *loop_thread(void *arg)
 }
 
 /*
- * A child that stops under ptrace, then starts NR_WORKERS threads, thread
- * i running pfm_loop(i * n), joins them and exits. Returns the pid in its
- * SIGSTOP stop.
+ * The body of a traced child: NR_WORKERS threads, thread i running
+ * pfm_loop(i * n), then the child exits.
  */
-static pid_t fork_threads(unsigned long n)
+static void run_threads(unsigned long n)
 {
 	pthread_t threads[NR_WORKERS];
-	int status, i;
-	pid_t pid;
+	int i;
 
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
-			_exit(1);
-		raise(SIGSTOP);
-		for (i = 0; i < NR_WORKERS; i++)
-			if (pthread_create(&threads[i], NULL, loop_thread,
-					   (void *)((i + 1) * n)))
-				_exit(2);
-		for (i = 0; i < NR_WORKERS; i++)
-			pthread_join(threads[i], NULL);
-		_exit(0);
-	}
-	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
-	    WSTOPSIG(status) != SIGSTOP) {
-		pfm_kill(pid);
-		return -1;
-	}
-	return pid;
+	for (i = 0; i < NR_WORKERS; i++)
+		if (pthread_create(&threads[i], NULL, loop_thread,
+				   (void *)((i + 1) * n)))
+			_exit(2);
+	for (i = 0; i < NR_WORKERS; i++)
+		pthread_join(threads[i], NULL);
 }
 
 static void swap_u64(__u64 *a, __u64 *b)
@@ -364,7 +347,7 @@ TEST_F_TIMEOUT(count, traced_new_threads_exact, 120)
 	int i;
 
 	for (r = 0; r < ARRAY_SIZE(ns); r++) {
-		pid = fork_threads(ns[r]);
+		pid = pfm_fork_stopped(run_threads, ns[r]);
 		ASSERT_LT(0, pid);
 		ASSERT_EQ(NR_WORKERS, count_new_threads(&self->pmu, pid,
 							insn[r], branch[r]));

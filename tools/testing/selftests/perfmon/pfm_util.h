@@ -533,10 +533,11 @@ static inline int pfm_measure(int fd, unsigned long n, __u64 *insn,
 
 /*
  * A child that stops itself under ptrace: fork, PTRACE_TRACEME, SIGSTOP;
- * once continued it runs pfm_loop(n) and exits with 0. Returns the pid
- * with the child in its SIGSTOP stop, or -1.
+ * once continued it runs body(n) and exits with 0. Returns the pid with
+ * the child in its SIGSTOP stop, or -1.
  */
-static inline pid_t pfm_fork_stopped_loop(unsigned long n)
+static inline pid_t pfm_fork_stopped(void (*body)(unsigned long n),
+				     unsigned long n)
 {
 	pid_t pid;
 	int status;
@@ -548,7 +549,7 @@ static inline pid_t pfm_fork_stopped_loop(unsigned long n)
 		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
 			_exit(1);
 		raise(SIGSTOP);
-		pfm_loop(n);
+		body(n);
 		_exit(0);
 	}
 	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
@@ -558,6 +559,12 @@ static inline pid_t pfm_fork_stopped_loop(unsigned long n)
 		return -1;
 	}
 	return pid;
+}
+
+/* The same, the child running pfm_loop(n). */
+static inline pid_t pfm_fork_stopped_loop(unsigned long n)
+{
+	return pfm_fork_stopped(pfm_loop, n);
 }
 
 /* A child that only waits to be killed (not traced, not stopped). */
