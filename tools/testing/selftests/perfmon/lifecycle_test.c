@@ -139,6 +139,17 @@ TEST_F_TIMEOUT(life, exit_of_self_monitoring_thread, 120)
 	EXPECT_EQ(N * PFM_LOOP_BRANCH, branch[2] - branch[1]);
 }
 
+/* Program the context, load it on a new stopped child (*child) and start it. */
+static void start_on_child(struct __test_metadata *_metadata, int fd,
+			   const struct pfm_pmu *pmu, pid_t *child)
+{
+	ASSERT_EQ(0, pfm_program(fd, pmu, PFM_EVT_USR));
+	*child = pfm_fork_stopped_loop(N);
+	ASSERT_LT(0, *child);
+	ASSERT_EQ(0, pfm_load(fd, *child));
+	ASSERT_EQ(0, pfm_start(fd, NULL));
+}
+
 /*
  * close() of a context attached to a stopped child: it becomes a zombie
  * the child frees itself; the child runs and exits normally.
@@ -148,11 +159,7 @@ TEST_F(life, close_attached_then_exit)
 	long before = sessions();
 
 	ASSERT_LE(0, before);
-	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
-	self->child = pfm_fork_stopped_loop(N);
-	ASSERT_LT(0, self->child);
-	ASSERT_EQ(0, pfm_load(self->fd, self->child));
-	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	start_on_child(_metadata, self->fd, &self->pmu, &self->child);
 	EXPECT_EQ(0, close(self->fd));
 	self->fd = -1;
 	EXPECT_EQ(0, pfm_cont_wait_exit(self->child));
@@ -170,11 +177,7 @@ TEST_F(life, close_attached_then_kill)
 	long before = sessions();
 
 	ASSERT_LE(0, before);
-	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
-	self->child = pfm_fork_stopped_loop(N);
-	ASSERT_LT(0, self->child);
-	ASSERT_EQ(0, pfm_load(self->fd, self->child));
-	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	start_on_child(_metadata, self->fd, &self->pmu, &self->child);
 	EXPECT_EQ(0, close(self->fd));
 	self->fd = -1;
 	pfm_kill(self->child);
@@ -189,11 +192,7 @@ TEST_F(life, close_attached_running)
 	int status;
 
 	ASSERT_LE(0, before);
-	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
-	self->child = pfm_fork_stopped_loop(N);
-	ASSERT_LT(0, self->child);
-	ASSERT_EQ(0, pfm_load(self->fd, self->child));
-	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	start_on_child(_metadata, self->fd, &self->pmu, &self->child);
 	/* detach: the child runs its loop and exits on its own */
 	ASSERT_EQ(0, ptrace(PTRACE_DETACH, self->child, NULL, NULL));
 	EXPECT_EQ(0, close(self->fd));
