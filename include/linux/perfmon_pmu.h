@@ -32,6 +32,8 @@
  * @rsvd_msk: PMC: reserved bits (a set bit is reserved)
  * @no_emul64_msk: PMC: bits cleared when PFM_REGFL_NO_EMUL64 is given
  *	(the overflow interrupt enable)
+ * @kernel_msk: PMC: bits that make a counter count at the kernel's
+ *	privilege level; setting one needs the right to count the kernel
  * @ctl: PMD: number of the PMC that controls the counter
  * @width: PMD: number of low bits the hardware counts into before the
  *	overflow interrupt; the upper bits live in software
@@ -48,6 +50,7 @@ struct pfm_regdesc {
 	u64		dfl_val;
 	u64		rsvd_msk;
 	u64		no_emul64_msk;
+	u64		kernel_msk;
 	unsigned long	addr;
 };
 
@@ -60,6 +63,9 @@ struct pfm_regdesc {
  * @num_pmds: number of entries of @pmd (highest PMD number + 1)
  * @reserve: take the PMU from its other in-kernel user: 0 or -EBUSY
  * @release: give it back
+ * @reset: stop every counter of this CPU and route its overflows to
+ *	perfmon's interrupt; called on each CPU before its first use after
+ *	@reserve
  * @write_pmc: write a PMC of this CPU
  * @write_pmd: write a PMD of this CPU; the value has every bit from the
  *	counter's width up to its hardware width set
@@ -69,8 +75,11 @@ struct pfm_regdesc {
  * @disable: stop every counter (a global disable); may be NULL
  * @ack: acknowledge the overflows of the PMDs in a bitmask, after an
  *	overflow interrupt or when counters are saved
+ * @rdpmc_users: which threads the platform lets read counters from user space
+ *	(RDPMC on x86): PFM_RDPMC_NEVER, PFM_RDPMC_SELF (a thread while its
+ *	own context is live) or PFM_RDPMC_ALWAYS (every thread)
  * @user_rdpmc: allow or forbid reading the counters from user space on
- *	this CPU; may be NULL
+ *	this CPU
  *
  * Register numbers are below 64, so bitmasks of registers are u64. Every
  * operation but @reserve and @release acts on the PMU of the calling CPU
@@ -85,14 +94,21 @@ struct pfm_pmu {
 
 	int	(*reserve)(void);
 	void	(*release)(void);
+	void	(*reset)(void);
 	void	(*write_pmc)(unsigned int cnum, u64 value);
 	void	(*write_pmd)(unsigned int cnum, u64 value);
 	u64	(*read_pmd)(unsigned int cnum);
 	void	(*enable)(u64 pmds);
 	void	(*disable)(void);
 	void	(*ack)(u64 pmds);
+	unsigned int (*rdpmc_users)(void);
 	void	(*user_rdpmc)(bool allow);
 };
+
+/* struct pfm_pmu.rdpmc_users() */
+#define PFM_RDPMC_NEVER		0
+#define PFM_RDPMC_SELF		1
+#define PFM_RDPMC_ALWAYS	2
 
 int pfm_pmu_register(const struct pfm_pmu *pmu);
 int pfm_interrupt(void);

@@ -105,6 +105,14 @@ int pfm_load_context(struct pfm_context *ctx, const struct pfarg_load *req)
 	ret = pfm_check_task(task);
 	if (ret)
 		goto out;
+	ret = pfm_may_reserve();
+	if (ret)
+		goto out;
+
+	/* the PMU is perfmon's while a context is attached */
+	ret = pfm_session_get();
+	if (ret)
+		goto out;
 
 	/*
 	 * task_lock() orders this against the exit of the thread, which sets
@@ -118,11 +126,12 @@ int pfm_load_context(struct pfm_context *ctx, const struct pfarg_load *req)
 	else
 		WRITE_ONCE(task->pfm_context, ctx);
 	task_unlock(task);
-	if (ret)
+	if (ret) {
+		pfm_session_put();
 		goto out;
+	}
 
 	refcount_inc(&ctx->refs);
-	atomic_inc(&pfm_task_sessions);
 
 	raw_spin_lock_irqsave(&ctx->lock, flags);
 	ctx->state = PFM_CTX_LOADED;
@@ -168,9 +177,9 @@ static int pfm_detach(struct pfm_context *ctx)
 	task_unlock(task);
 	clear_tsk_thread_flag(task, TIF_PERFMON_CTXSW);
 
-	atomic_dec(&pfm_task_sessions);
 	pfm_dbg("context unloaded from thread %d\n", task_pid_nr(task));
 	put_task_struct(task);
+	pfm_session_put();
 	pfm_context_put(ctx);
 	return 0;
 }

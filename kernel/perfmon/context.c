@@ -57,18 +57,15 @@ int pfm_create_context(const struct pfarg_ctx *req)
 	if (!pfm_pmu)
 		return -ENODEV;
 
+	ret = pfm_allow_open();
+	if (ret)
+		return ret;
 	if (!pfm_may_create())
 		return -EPERM;
 
-	ret = pfm_session_get();
-	if (ret)
-		return ret;
-
 	ctx = pfm_context_alloc(req->ctx_flags);
-	if (!ctx) {
-		pfm_session_put();
+	if (!ctx)
 		return -ENOMEM;
-	}
 
 	fd = pfm_context_get_fd(ctx);
 	if (fd < 0)
@@ -86,5 +83,4 @@ void pfm_context_put(struct pfm_context *ctx)
 		return;
 	WARN_ON_ONCE(ctx->task);
 	kfree_rcu(ctx, rcu);
-	pfm_session_put();
 }

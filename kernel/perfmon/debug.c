@@ -26,6 +26,8 @@ static const struct {
 	PFM_STAT(ovfl_intr),
 	PFM_STAT(ovfl_at_save),
 	PFM_STAT(stale_intr),
+	PFM_STAT(cpu_resets),
+	PFM_STAT(pmds_cleared),
 };
 
 static int pfm_stats_show(struct seq_file *m, void *v)

@@ -8,9 +8,23 @@
  * next switch-in for a stopped thread. Vector elements are processed in
  * order; the first bad one ends the call with -EINVAL, the ones before it
  * staying applied.
+ *
+ * Counting at the kernel's privilege level follows perf_events' rules
+ * (perf_allow_kernel(): perf_event_paranoid, CAP_PERFMON and the LSM
+ * hook): a PMC value that asks for it is refused with -EACCES to a caller
+ * perf_event_open() would refuse an event without exclude_kernel. The
+ * check is made when the value is written, with the writer's credentials,
+ * as perf makes it when an event is opened.
+ *
+ * A vector may hold thousands of elements, but the context lock is taken
+ * with interrupts disabled: the elements are checked before it is taken
+ * and gathered into at most one value per register (the last one wins, as
+ * it would if they were applied one by one), so that the work under the
+ * lock is bounded by the number of registers.
  */
 
 #include <linux/bits.h>
+#include <linux/perf_event.h>
 #include <linux/string.h>
 
 #include "attach.h"
@@ -33,26 +47,61 @@ static const struct pfm_regdesc *pfm_pmd_desc(unsigned int n)
 	return &pfm_pmu->pmd[n];
 }
 
-static void pfm_set_pmc(struct pfm_context *ctx, const struct pfarg_pmc *r,
-			const struct pfm_regdesc *d)
-{
-	unsigned int n = r->reg_num;
-	u64 pmds = pfm_pmc_pmds[n];
-	u64 v;
+/* What a vector of PMC writes leaves, one value per PMC. */
+struct pfm_pmc_batch {
+	u64	pmcs;			/* PMCs written */
+	u64	no_emul64;		/* of those, with PFM_REGFL_NO_EMUL64 */
+	u64	value[PFM_MAX_HW_PMCS];
+};
 
+/* What a vector of PMD writes leaves, one value per PMD. */
+struct pfm_pmd_batch {
+	u64	pmds;			/* PMDs written */
+	u64	value[PFM_MAX_HW_PMDS];
+};
+
+/* The value a valid PMC request gives the register. */
+static u64 pfm_pmc_value(const struct pfarg_pmc *r, const struct pfm_regdesc *d)
+{
 	/* reserved bits take the default, whatever user space asks */
-	v = (r->reg_value & ~d->rsvd_msk) | (d->dfl_val & d->rsvd_msk);
-	if (r->reg_flags & PFM_REGFL_NO_EMUL64) {
+	u64 v = (r->reg_value & ~d->rsvd_msk) | (d->dfl_val & d->rsvd_msk);
+
+	if (r->reg_flags & PFM_REGFL_NO_EMUL64)
 		v &= ~d->no_emul64_msk;
-		ctx->no_emul64 |= pmds;
-	} else {
-		ctx->no_emul64 &= ~pmds;
+	return v;
+}
+
+/* Add the write of @v to PMC @n to @b; @v comes from pfm_pmc_value(). */
+static void pfm_stage_pmc(struct pfm_pmc_batch *b, unsigned int n, u64 v,
+			  bool no_emul64)
+{
+	b->value[n] = v;
+	if (no_emul64)
+		b->no_emul64 |= BIT_ULL(n);
+	else
+		b->no_emul64 &= ~BIT_ULL(n);
+	b->pmcs |= BIT_ULL(n);
+}
+
+/* Apply @b to @ctx, locked with all of it in memory. */
+static void pfm_apply_pmcs(struct pfm_context *ctx,
+			   const struct pfm_pmc_batch *b)
+{
+	unsigned long n;
+
+	for_each_set_bit(n, (unsigned long *)&b->pmcs, PFM_MAX_HW_PMCS) {
+		u64 pmds = pfm_pmc_pmds[n];
+
+		if (b->no_emul64 & BIT_ULL(n))
+			ctx->no_emul64 |= pmds;
+		else
+			ctx->no_emul64 &= ~pmds;
+		ctx->pmcs[n] = b->value[n];
+		ctx->used_pmcs |= BIT_ULL(n);
+		/* a counter used for the first time must be loaded */
+		ctx->dirty_pmds |= pmds & ~ctx->used_pmds;
+		ctx->used_pmds |= pmds;
 	}
-	ctx->pmcs[n] = v;
-	ctx->used_pmcs |= BIT_ULL(n);
-	/* a counter used for the first time must be loaded */
-	ctx->dirty_pmds |= pmds & ~ctx->used_pmds;
-	ctx->used_pmds |= pmds;
 }
 
 /*
@@ -79,10 +128,12 @@ static int pfm_regs_lock(struct pfm_context *ctx, unsigned long *flags)
  */
 int pfm_write_pmcs(struct pfm_context *ctx, struct pfarg_pmc *req, int count)
 {
+	struct pfm_pmc_batch b = {};
+	int i, ret, err = 0, kernel = 1;
 	unsigned long flags;
-	int i, ret;
+	u64 v;
 
-	ret = pfm_regs_lock(ctx, &flags);
+	ret = pfm_check_access(ctx);
 	if (ret)
 		return ret;
 	for (i = 0; i < count; i++) {
@@ -91,13 +142,31 @@ int pfm_write_pmcs(struct pfm_context *ctx, struct pfarg_pmc *req, int count)
 
 		if (!d || r->reg_set || (r->reg_flags & ~PFM_REGFL_NO_EMUL64) ||
 		    memchr_inv(r->reg_reserved2, 0, sizeof(r->reg_reserved2))) {
-			ret = -EINVAL;
+			err = -EINVAL;
 			break;
 		}
-		pfm_set_pmc(ctx, r, d);
+		v = pfm_pmc_value(r, d);
+		if (v & d->kernel_msk) {
+			/* asked once per call, at the first such value */
+			if (kernel > 0)
+				kernel = perf_allow_kernel();
+			if (kernel) {
+				err = kernel;
+				break;
+			}
+		}
+		pfm_stage_pmc(&b, r->reg_num, v,
+			      r->reg_flags & PFM_REGFL_NO_EMUL64);
 	}
+	if (!b.pmcs)
+		return err;
+
+	ret = pfm_ctx_lock(ctx, &flags);
+	if (ret)
+		return ret;
+	pfm_apply_pmcs(ctx, &b);
 	pfm_ctx_unlock(ctx, flags);
-	return ret;
+	return err;
 }
 
 /* Fields of struct pfarg_pmd that only sampling used: must be zero. */
@@ -123,29 +192,39 @@ static bool pfm_pmd_sampling_fields(const struct pfarg_pmd *r)
  */
 int pfm_write_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
 {
-	unsigned long flags;
-	int i, ret;
+	struct pfm_pmd_batch b = {};
+	unsigned long flags, n;
+	int i, ret, err = 0;
 
-	ret = pfm_regs_lock(ctx, &flags);
+	ret = pfm_check_access(ctx);
 	if (ret)
 		return ret;
 	for (i = 0; i < count; i++) {
 		const struct pfarg_pmd *r = &req[i];
-		const struct pfm_regdesc *d = pfm_pmd_desc(r->reg_num);
 
-		if (!d || r->reg_set || r->reg_flags ||
+		if (!pfm_pmd_desc(r->reg_num) || r->reg_set || r->reg_flags ||
 		    pfm_pmd_sampling_fields(r)) {
-			ret = -EINVAL;
+			err = -EINVAL;
 			break;
 		}
-		ctx->pmds[r->reg_num] = r->reg_value;
-		ctx->used_pmds |= BIT_ULL(r->reg_num);
-		ctx->written_pmds |= BIT_ULL(r->reg_num);
-		ctx->dirty_pmds |= BIT_ULL(r->reg_num);
-		ctx->used_pmcs |= BIT_ULL(d->ctl);
+		b.value[r->reg_num] = r->reg_value;
+		b.pmds |= BIT_ULL(r->reg_num);
 	}
+	if (!b.pmds)
+		return err;
+
+	ret = pfm_ctx_lock(ctx, &flags);
+	if (ret)
+		return ret;
+	for_each_set_bit(n, (unsigned long *)&b.pmds, PFM_MAX_HW_PMDS) {
+		ctx->pmds[n] = b.value[n];
+		ctx->used_pmcs |= BIT_ULL(pfm_pmu->pmd[n].ctl);
+	}
+	ctx->used_pmds |= b.pmds;
+	ctx->written_pmds |= b.pmds;
+	ctx->dirty_pmds |= b.pmds;
 	pfm_ctx_unlock(ctx, flags);
-	return ret;
+	return err;
 }
 
 /**
@@ -158,25 +237,38 @@ int pfm_write_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
  */
 int pfm_read_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
 {
-	unsigned long flags;
-	int i, ret;
+	u64 pmds = 0, value[PFM_MAX_HW_PMDS];
+	unsigned long flags, n;
+	int i, good, ret, err = 0;
 
-	ret = pfm_regs_lock(ctx, &flags);
+	ret = pfm_check_access(ctx);
 	if (ret)
 		return ret;
-	for (i = 0; i < count; i++) {
-		struct pfarg_pmd *r = &req[i];
+	/* written_pmds changes only under the mutex the caller holds */
+	for (good = 0; good < count; good++) {
+		const struct pfarg_pmd *r = &req[good];
 
 		if (!pfm_pmd_desc(r->reg_num) || r->reg_set ||
 		    memchr_inv(r->reg_reserved2, 0, sizeof(r->reg_reserved2)) ||
 		    !(ctx->written_pmds & BIT_ULL(r->reg_num))) {
-			ret = -EINVAL;
+			err = -EINVAL;
 			break;
 		}
-		r->reg_value = ctx->pmds[r->reg_num];
+		pmds |= BIT_ULL(r->reg_num);
 	}
+	if (!pmds)
+		return err;
+
+	ret = pfm_ctx_lock(ctx, &flags);
+	if (ret)
+		return ret;
+	for_each_set_bit(n, (unsigned long *)&pmds, PFM_MAX_HW_PMDS)
+		value[n] = ctx->pmds[n];
 	pfm_ctx_unlock(ctx, flags);
-	return ret;
+
+	for (i = 0; i < good; i++)
+		req[i].reg_value = value[req[i].reg_num];
+	return err;
 }
 
 static int pfm_set_started(struct pfm_context *ctx, bool started)

@@ -3,32 +3,48 @@
  * perfmon resources: the PMU and who may use it.
  *
  * perfmon and perf_events cannot share the PMU. perfmon takes it, through
- * the architecture's reservation, when its first context is created and
- * gives it back when its last context is freed; while it holds it, perf
- * cannot create hardware events, and while perf holds it, creating a
- * context fails with -EBUSY.
+ * the architecture's reservation, when a context is attached to a thread
+ * while none is, and gives it back when the last attached context is
+ * detached: contexts that only exist as file descriptors hold nothing.
+ * While perfmon holds the PMU, perf cannot create hardware events, and
+ * while perf holds it, attaching a context fails with -EBUSY.
+ *
+ * Taking the PMU costs no interrupt to other CPUs: each CPU resets its PMU
+ * itself the first time it loads a context after the PMU was taken, when
+ * it finds that pfm_pmu_gen changed since its last reset.
+ *
+ * Who may count follows perf_events: the same perf_event_paranoid levels,
+ * capabilities and LSM hook decide whether a user may use perfmon at all
+ * (here, at creation) and whether a PMC may count the kernel (regs.c).
+ * Taking the PMU locks perf_events out for the whole machine, so root may
+ * also keep it for the privileged: unprivileged_reserve.
  */
 
+#include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/perf_event.h>
 #include <linux/perfmon_pmu.h>
 #include <linux/printk.h>
 #include <linux/sched.h>
+#include <linux/security.h>
 
 #include "resource.h"
+#include "switch.h"
 
 const struct pfm_pmu *pfm_pmu __ro_after_init;
 u64 pfm_pmu_counters __ro_after_init;
 u64 pfm_pmc_pmds[PFM_MAX_HW_PMCS] __ro_after_init;
 
 atomic_t pfm_task_sessions = ATOMIC_INIT(0);
+unsigned long pfm_pmu_gen;
 unsigned int pfm_arg_mem_max = PAGE_SIZE;
 kgid_t pfm_task_group = INVALID_GID;
+bool pfm_unprivileged_reserve = true;
 bool pfm_debug;
 
 static DEFINE_MUTEX(pfm_session_mutex);
-static unsigned int pfm_contexts;
 
 /**
  * pfm_may_create - may the caller create a context?
@@ -43,7 +59,37 @@ bool pfm_may_create(void)
 }
 
 /**
- * pfm_session_get - account a new context, taking the PMU for the first
+ * pfm_allow_open - may the caller use perfmon at all?
+ *
+ * perf_event_open()'s first checks: in this kernel, perf_event_paranoid
+ * above 2 forbids any use without CAP_SYS_ADMIN (CAP_PERFMON is not
+ * enough there), then the LSM decides, as for opening a perf event.
+ *
+ * Return: 0, or -EACCES or the LSM's error.
+ */
+int pfm_allow_open(void)
+{
+	if (READ_ONCE(sysctl_perf_event_paranoid) > 2 && !capable(CAP_SYS_ADMIN))
+		return -EACCES;
+	return security_perf_event_open(PERF_SECURITY_OPEN);
+}
+
+/**
+ * pfm_may_reserve - may the caller attach a context, and so hold the PMU?
+ *
+ * Return: 0, or -EACCES when unprivileged_reserve is off and the caller
+ * lacks CAP_PERFMON.
+ */
+int pfm_may_reserve(void)
+{
+	if (!READ_ONCE(pfm_unprivileged_reserve) && !perfmon_capable())
+		return -EACCES;
+	return 0;
+}
+
+/**
+ * pfm_session_get - account a context being attached, taking the PMU for
+ * the first
  *
  * Return: 0, or -EBUSY when another in-kernel user holds the PMU.
  */
@@ -52,27 +98,31 @@ int pfm_session_get(void)
 	int ret = 0;
 
 	mutex_lock(&pfm_session_mutex);
-	if (!pfm_contexts) {
+	if (!atomic_read(&pfm_task_sessions)) {
 		ret = pfm_pmu->reserve();
 		pfm_dbg("PMU reserved by %s[%d]: %d\n", current->comm,
 			task_pid_nr(current), ret);
 		if (ret)
 			pr_info_once("perfmon: the PMU is in use by perf_events (the NMI watchdog counts too: nmi_watchdog=0 or sysctl kernel.nmi_watchdog=0 frees it)\n");
+		else
+			/* every CPU resets its PMU before it next uses it */
+			WRITE_ONCE(pfm_pmu_gen, pfm_pmu_gen + 1);
 	}
 	if (!ret)
-		pfm_contexts++;
+		atomic_inc(&pfm_task_sessions);
 	mutex_unlock(&pfm_session_mutex);
 	return ret;
 }
 
 /**
- * pfm_session_put - account a freed context, giving the PMU back with the
- * last
+ * pfm_session_put - account a detached context, giving the PMU back with
+ * the last
  */
 void pfm_session_put(void)
 {
 	mutex_lock(&pfm_session_mutex);
-	if (!--pfm_contexts) {
+	if (atomic_dec_and_test(&pfm_task_sessions)) {
+		pfm_clear_counters();
 		pfm_pmu->release();
 		pfm_dbg("PMU released\n");
 	}

@@ -22,20 +22,31 @@ extern u64 pfm_pmc_pmds[];
 
 /* Number of contexts attached to a thread. */
 extern atomic_t pfm_task_sessions;
-/* Largest vector argument, in bytes: never below a page. */
+/* Incremented each time perfmon takes the PMU. */
+extern unsigned long pfm_pmu_gen;
+/* Largest vector argument, in bytes: a page to KMALLOC_MAX_SIZE. */
 extern unsigned int pfm_arg_mem_max;
 /* Group allowed to create contexts; INVALID_GID for everyone. */
 extern kgid_t pfm_task_group;
+/* May users without CAP_PERFMON attach contexts (and hold the PMU)? */
+extern bool pfm_unprivileged_reserve;
 /* Verbose messages (sysfs "debug"). */
 extern bool pfm_debug;
 
+/*
+ * Any user can make perfmon print these, as often as it makes calls:
+ * ratelimited, so that turning them on cannot flood the log.
+ */
 #define pfm_dbg(fmt, ...)						\
 	do {								\
 		if (unlikely(READ_ONCE(pfm_debug)))			\
-			pr_info("perfmon: " fmt, ##__VA_ARGS__);	\
+			pr_info_ratelimited("perfmon: " fmt,		\
+					    ##__VA_ARGS__);		\
 	} while (0)
 
+int pfm_allow_open(void);
 bool pfm_may_create(void);
+int pfm_may_reserve(void);
 int pfm_session_get(void);
 void pfm_session_put(void);
 

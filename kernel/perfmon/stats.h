@@ -18,6 +18,10 @@
  * @ovfl_intr: overflow interrupts handled
  * @ovfl_at_save: overflows found pending, and folded, at a save
  * @stale_intr: late overflow interrupts, for overflows already handled
+ * @cpu_resets: resets of the PMU of the CPU, at its first use after
+ *	perfmon took the PMU
+ * @pmds_cleared: counters cleared of values that were not the next
+ *	thread's to read
  */
 struct pfm_stats {
 	u64	ctxsw_in;
@@ -28,6 +32,8 @@ struct pfm_stats {
 	u64	ovfl_intr;
 	u64	ovfl_at_save;
 	u64	stale_intr;
+	u64	cpu_resets;
+	u64	pmds_cleared;
 };
 
 #ifdef CONFIG_PERFMON_DEBUG

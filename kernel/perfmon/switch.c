@@ -10,6 +10,12 @@
  * between, the counters still hold its values and only the PMCs, which
  * restart counting, are written.
  *
+ * A thread allowed to read counters from user space could read every
+ * counter of its CPU, not only those of its context: the counters that
+ * another context or the PMU's other user left values in are tracked per
+ * CPU and cleared before such a thread runs, and when perfmon gives the
+ * PMU back.
+ *
  * Only threads with TIF_PERFMON_CTXSW come here; others pay nothing.
  */
 
@@ -35,12 +41,16 @@
  *	(AMD raises one NMI per counter, and the NMI of the second of two
  *	counters that overflow together arrives after both were handled)
  * @busy: a context is being saved or loaded on this CPU
+ * @gen: pfm_pmu_gen when this CPU last reset its PMU
+ * @dirty: counters holding values of contexts that are not live here
  */
 struct pfm_cpu {
 	struct pfm_context	*ctx;
 	u64			act;
 	unsigned long		stale_until;
 	bool			busy;
+	unsigned long		gen;
+	u64			dirty;
 };
 
 static DEFINE_PER_CPU(struct pfm_cpu, pfm_cpu);
@@ -60,6 +70,42 @@ static void pfm_write_hw_pmd(struct pfm_context *ctx, unsigned int i)
 static u64 pfm_counting_pmds(struct pfm_context *ctx)
 {
 	return ctx->used_pmds & pfm_pmu_counters;
+}
+
+/* Write 0 to the counters @pmds of this CPU's PMU, which are stopped. */
+static void pfm_clear_hw_pmds(u64 pmds)
+{
+	unsigned long i;
+
+	for_each_set_bit(i, (unsigned long *)&pmds, PFM_MAX_HW_PMDS) {
+		pfm_pmu->write_pmd(i, 0);
+		pfm_stat_inc(pmds_cleared);
+	}
+}
+
+static void pfm_clear_cpu(void *unused)
+{
+	struct pfm_cpu *pc = this_cpu_ptr(&pfm_cpu);
+
+	pfm_clear_hw_pmds(pc->dirty);
+	pc->dirty = 0;
+}
+
+static bool pfm_cpu_dirty(int cpu, void *unused)
+{
+	return READ_ONCE(per_cpu(pfm_cpu, cpu).dirty);
+}
+
+/**
+ * pfm_clear_counters - clear what contexts left in the counters of every CPU
+ *
+ * For the PMU's other user, when perfmon gives it back: no context is
+ * attached, so none is live. Only the CPUs that have something to clear
+ * are interrupted.
+ */
+void pfm_clear_counters(void)
+{
+	on_each_cpu_cond(pfm_cpu_dirty, pfm_clear_cpu, NULL, true);
 }
 
 /*
@@ -104,7 +150,14 @@ static void pfm_save(struct pfm_context *ctx)
 		pmu->ack(wrapped);
 		WRITE_ONCE(pc->stale_until, jiffies + PFM_STALE_JIFFIES);
 	}
-	if (ctx->is_self && pmu->user_rdpmc)
+	if (pmu->rdpmc_users() == PFM_RDPMC_ALWAYS) {
+		/* the next thread may read them, whoever it is */
+		pfm_clear_hw_pmds(pfm_counting_pmds(ctx));
+		ctx->last_cpu = -1;
+	} else {
+		pc->dirty |= pfm_counting_pmds(ctx);
+	}
+	if (ctx->is_self)
 		pmu->user_rdpmc(false);
 
 	ctx->live_cpu = -1;
@@ -122,11 +175,24 @@ static void pfm_load(struct pfm_context *ctx)
 	const struct pfm_pmu *pmu = pfm_pmu;
 	struct pfm_cpu *pc = this_cpu_ptr(&pfm_cpu);
 	int cpu = smp_processor_id();
+	unsigned int readers;
 	unsigned long i;
 	u64 pmds;
 
 	WRITE_ONCE(pc->busy, true);
 	barrier();
+
+	/*
+	 * The first use of this CPU's PMU since perfmon took it: whatever
+	 * its other user left there goes, and no context's values are left.
+	 */
+	if (unlikely(pc->gen != READ_ONCE(pfm_pmu_gen))) {
+		pmu->reset();
+		pc->gen = READ_ONCE(pfm_pmu_gen);
+		pc->act++;
+		pc->dirty = 0;
+		pfm_stat_inc(cpu_resets);
+	}
 
 	/* Does the PMU still hold what this context left there? */
 	if (ctx->last_cpu == cpu && ctx->last_act == pc->act) {
@@ -150,7 +216,14 @@ static void pfm_load(struct pfm_context *ctx)
 		if (pmu->enable)
 			pmu->enable(pfm_counting_pmds(ctx));
 	}
-	if (ctx->is_self && pmu->user_rdpmc)
+	readers = pmu->rdpmc_users();
+	if (readers == PFM_RDPMC_ALWAYS ||
+	    (readers == PFM_RDPMC_SELF && ctx->is_self)) {
+		/* its thread may read every counter: none but its own count */
+		pfm_clear_hw_pmds(pc->dirty & ~ctx->used_pmds);
+		pc->dirty &= ctx->used_pmds;
+	}
+	if (ctx->is_self && readers == PFM_RDPMC_SELF)
 		pmu->user_rdpmc(true);
 
 	ctx->live_cpu = cpu;

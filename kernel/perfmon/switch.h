@@ -9,5 +9,6 @@ struct pfm_context;
 
 int pfm_ctx_lock(struct pfm_context *ctx, unsigned long *flags);
 void pfm_ctx_unlock(struct pfm_context *ctx, unsigned long flags);
+void pfm_clear_counters(void);
 
 #endif /* _KERNEL_PERFMON_SWITCH_H */

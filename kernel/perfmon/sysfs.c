@@ -96,13 +96,39 @@ static ssize_t arg_mem_max_store(struct kobject *kobj,
 	ret = kstrtouint(buf, 0, &val);
 	if (ret)
 		return ret;
-	if (val < PAGE_SIZE || val > INT_MAX)
+	/* memdup_user() copies the vector: no more than kmalloc() can give */
+	if (val < PAGE_SIZE || val > KMALLOC_MAX_SIZE)
 		return -EINVAL;
 	WRITE_ONCE(pfm_arg_mem_max, val);
 	return count;
 }
 
 static struct kobj_attribute arg_mem_max_attr = __ATTR_RW(arg_mem_max);
+
+static ssize_t unprivileged_reserve_show(struct kobject *kobj,
+					 struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(pfm_unprivileged_reserve));
+}
+
+static ssize_t unprivileged_reserve_store(struct kobject *kobj,
+					  struct kobj_attribute *attr,
+					  const char *buf, size_t count)
+{
+	unsigned int val;
+	int ret;
+
+	ret = kstrtouint(buf, 10, &val);
+	if (ret)
+		return ret;
+	if (val > 1)
+		return -EINVAL;
+	WRITE_ONCE(pfm_unprivileged_reserve, val);
+	return count;
+}
+
+static struct kobj_attribute unprivileged_reserve_attr =
+	__ATTR_RW(unprivileged_reserve);
 
 static ssize_t debug_show(struct kobject *kobj, struct kobj_attribute *attr,
 			  char *buf)
@@ -131,6 +157,7 @@ static struct attribute *pfm_attrs[] = {
 	&task_sessions_count_attr.attr,
 	&task_group_attr.attr,
 	&arg_mem_max_attr.attr,
+	&unprivileged_reserve_attr.attr,
 	&debug_attr.attr,
 	NULL
 };

@@ -201,9 +201,9 @@ static int create_context(void)
 	if (errno == ENODEV)
 		fprintf(stderr,
 			"pfm_count: perfmon found no PMU it supports on this machine\n");
-	else if (errno == EBUSY)
+	else if (errno == EACCES)
 		fprintf(stderr,
-			"pfm_count: the PMU is in use by perf_events (is the NMI watchdog on?)\n");
+			"pfm_count: not allowed by perf_event_paranoid (above 2: root only)\n");
 	else if (errno == EPERM)
 		fprintf(stderr,
 			"pfm_count: not allowed (see " PFM_SYSFS "task_group)\n");
@@ -232,7 +232,11 @@ static int new_context(struct counts *c)
 		return -1;
 	if (pfm_write_pmcs(fd, c->pmcs, c->nr_pmcs) ||
 	    pfm_write_pmds(fd, c->pmds, NR_EVENTS)) {
-		perror("pfm_count: programming the counters");
+		if (errno == EACCES)
+			fprintf(stderr,
+				"pfm_count: counting the kernel needs CAP_PERFMON or perf_event_paranoid 1 or less (-u counts the user level only)\n");
+		else
+			perror("pfm_count: programming the counters");
 		close(fd);
 		return -1;
 	}
@@ -258,8 +262,12 @@ static int count_thread(struct counts *c, int fd, pid_t tid)
 	memset(&load, 0, sizeof(load));
 	load.load_pid = tid;
 	if (pfm_load_context(fd, &load) || pfm_start(fd)) {
-		fprintf(stderr, "pfm_count: counting thread %d: %s\n", tid,
-			strerror(errno));
+		if (errno == EBUSY)
+			fprintf(stderr,
+				"pfm_count: the PMU is in use by perf_events (is the NMI watchdog on?)\n");
+		else
+			fprintf(stderr, "pfm_count: counting thread %d: %s\n",
+				tid, strerror(errno));
 		close(fd);
 		return -1;
 	}

@@ -76,6 +76,20 @@ static void pfm_x86_ack(u64 pmds)
 		wrmsrl(MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_CLR, pmds);
 }
 
+/*
+ * Who may RDPMC: the setting of perf_events' /sys/devices/cpu/rdpmc, which
+ * root writes for the whole machine. 0 forbids it to perfmon's threads
+ * too; 2 allows it to every thread.
+ */
+static unsigned int pfm_x86_rdpmc_users(void)
+{
+	if (static_branch_unlikely(&rdpmc_never_available_key))
+		return PFM_RDPMC_NEVER;
+	if (static_branch_unlikely(&rdpmc_always_available_key))
+		return PFM_RDPMC_ALWAYS;
+	return PFM_RDPMC_SELF;
+}
+
 /* User-space RDPMC: allowed while a self-monitoring thread runs. */
 static void pfm_x86_user_rdpmc(bool allow)
 {
@@ -85,8 +99,11 @@ static void pfm_x86_user_rdpmc(bool allow)
 		cr4_update_pce(NULL);	/* back to what the mm wants */
 }
 
-/* Stop every counter of this CPU and route its overflows to the NMI. */
-static void pfm_x86_reset_cpu(void *unused)
+/*
+ * Stop every counter of this CPU, clear what the last user left in the
+ * counters and route the overflows to the NMI.
+ */
+static void pfm_x86_reset(void)
 {
 	unsigned int i;
 
@@ -94,6 +111,9 @@ static void pfm_x86_reset_cpu(void *unused)
 	for (i = 0; i < pfm_x86.pmu.num_pmcs; i++)
 		if (pfm_x86.pmc[i].type & PFM_REG_IMPL)
 			wrmsrl(pfm_x86.pmc[i].addr, 0);
+	for (i = 0; i < pfm_x86.pmu.num_pmds; i++)
+		if (pfm_x86.pmd[i].type & PFM_REG_CNT)
+			pfm_x86_write_pmd(i, 0);
 	pfm_x86_ack(GENMASK_ULL(PFM_MAX_HW_PMDS - 1, 0) &
 		    (GENMASK_ULL(pfm_x86.num_gp - 1, 0) |
 		     (pfm_x86.num_fixed ?
@@ -117,7 +137,7 @@ static void pfm_x86_release(void)
  * Take every counter in the MSR reservation that x86 perf_events uses for
  * all its hardware events, the NMI watchdog included: perf takes them all
  * or none, so perfmon holding any of them keeps perf out, and perf holding
- * them keeps perfmon out.
+ * them keeps perfmon out. Each CPU resets its PMU at its first use.
  */
 static int pfm_x86_reserve(void)
 {
@@ -131,7 +151,6 @@ static int pfm_x86_reserve(void)
 			goto fail;
 		}
 	}
-	on_each_cpu(pfm_x86_reset_cpu, NULL, 1);
 	return 0;
 fail:
 	while (i--) {
@@ -189,12 +208,14 @@ static int __init pfm_x86_init(void)
 
 	pfm_x86.pmu.reserve = pfm_x86_reserve;
 	pfm_x86.pmu.release = pfm_x86_release;
+	pfm_x86.pmu.reset = pfm_x86_reset;
 	pfm_x86.pmu.write_pmc = pfm_x86_write_pmc;
 	pfm_x86.pmu.write_pmd = pfm_x86_write_pmd;
 	pfm_x86.pmu.read_pmd = pfm_x86_read_pmd;
 	pfm_x86.pmu.enable = pfm_x86_enable;
 	pfm_x86.pmu.disable = pfm_x86_disable;
 	pfm_x86.pmu.ack = pfm_x86_ack;
+	pfm_x86.pmu.rdpmc_users = pfm_x86_rdpmc_users;
 	pfm_x86.pmu.user_rdpmc = pfm_x86_user_rdpmc;
 
 	ret = register_nmi_handler(NMI_LOCAL, pfm_x86_nmi, NMI_FLAG_FIRST,

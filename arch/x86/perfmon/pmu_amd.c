@@ -59,6 +59,7 @@ void pfm_amd64_build(struct pfm_x86_pmu *p, unsigned int num_counters,
 			.dfl_val = PFM_AMD_EVTSEL_DFL,
 			.rsvd_msk = PFM_AMD_EVTSEL_RSVD,
 			.no_emul64_msk = PFM_X86_EVTSEL_INT,
+			.kernel_msk = PFM_X86_EVTSEL_OS,
 			.addr = ext ? MSR_F15H_PERF_CTL + 2 * i :
 				      MSR_K7_EVNTSEL0 + i,
 		};

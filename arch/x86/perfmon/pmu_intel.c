@@ -81,6 +81,7 @@ static void pfm_intel_build(struct pfm_x86_pmu *p, const char *model,
 			.dfl_val = PFM_INTEL_EVTSEL_DFL,
 			.rsvd_msk = PFM_INTEL_EVTSEL_RSVD,
 			.no_emul64_msk = PFM_X86_EVTSEL_INT,
+			.kernel_msk = PFM_X86_EVTSEL_OS,
 			.addr = MSR_ARCH_PERFMON_EVENTSEL0 + i,
 		};
 		p->pmd[i] = (struct pfm_regdesc) {
@@ -103,6 +104,7 @@ static void pfm_intel_build(struct pfm_x86_pmu *p, const char *model,
 			.dfl_val = pfm_fixed_bits(num_fixed, 0x8),
 			.rsvd_msk = ~pfm_fixed_bits(num_fixed, 0x3),
 			.no_emul64_msk = pfm_fixed_bits(num_fixed, 0x8),
+			.kernel_msk = pfm_fixed_bits(num_fixed, 0x1),
 			.addr = MSR_ARCH_PERFMON_FIXED_CTR_CTRL,
 		};
 		for (j = 0; j < num_fixed; j++)

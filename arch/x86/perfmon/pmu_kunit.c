@@ -38,6 +38,16 @@ static void pfm_check_table(struct kunit *test, const struct pfm_x86_pmu *p)
 		KUNIT_EXPECT_EQ_MSG(test, d->no_emul64_msk & ~d->dfl_val, 0ULL,
 				    "PMC%u", i);
 		KUNIT_EXPECT_NE_MSG(test, d->no_emul64_msk, 0ULL, "PMC%u", i);
+		/*
+		 * Every PMC can count the kernel, by bits the user sets and
+		 * that no default sets: a user who may not count the kernel
+		 * can still use every PMC.
+		 */
+		KUNIT_EXPECT_NE_MSG(test, d->kernel_msk, 0ULL, "PMC%u", i);
+		KUNIT_EXPECT_EQ_MSG(test, d->kernel_msk & d->rsvd_msk, 0ULL,
+				    "PMC%u", i);
+		KUNIT_EXPECT_EQ_MSG(test, d->kernel_msk & d->dfl_val, 0ULL,
+				    "PMC%u", i);
 	}
 	for (i = 0; i < p->pmu.num_pmds; i++) {
 		const struct pfm_regdesc *d = &p->pmd[i];
@@ -68,6 +78,8 @@ static void pfm_check_evtsel(struct kunit *test, const struct pfm_regdesc *d,
 	/* what libpfm writes goes through unchanged */
 	KUNIT_EXPECT_EQ(test, pfm_user_value(d, 0x5100c0), 0x5100c0ULL);
 	KUNIT_EXPECT_EQ(test, d->no_emul64_msk, PFM_X86_EVTSEL_INT);
+	/* OS, bit 17, is what counts at ring 0 */
+	KUNIT_EXPECT_EQ(test, d->kernel_msk, PFM_X86_EVTSEL_OS);
 }
 
 static void pfm_test_intel_core(struct kunit *test)
@@ -99,6 +111,7 @@ static void pfm_test_intel_core(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, p->pmc[16].addr, 0x38dUL);
 	KUNIT_EXPECT_EQ(test, p->pmc[16].dfl_val, 0x888ULL);
 	KUNIT_EXPECT_EQ(test, p->pmc[16].rsvd_msk, ~0x333ULL);
+	KUNIT_EXPECT_EQ(test, p->pmc[16].kernel_msk, 0x111ULL);
 	KUNIT_EXPECT_EQ(test, pfm_user_value(&p->pmc[16], 0xaa), 0x8aaULL);
 	KUNIT_EXPECT_EQ(test, pfm_user_value(&p->pmc[16], ~0ULL), 0xbbbULL);
 	for (i = 0; i < 3; i++) {
@@ -157,6 +170,7 @@ static void pfm_test_intel_arch_legacy(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, p->pmu.num_pmds, 20);
 	KUNIT_EXPECT_EQ(test, p->pmc[16].dfl_val, 0x8888ULL);
 	KUNIT_EXPECT_EQ(test, p->pmc[16].rsvd_msk, ~0x3333ULL);
+	KUNIT_EXPECT_EQ(test, p->pmc[16].kernel_msk, 0x1111ULL);
 }
 
 static void pfm_test_amd64(struct kunit *test)

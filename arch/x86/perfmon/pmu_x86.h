@@ -20,6 +20,7 @@
 #define PFM_X86_MAX_FIXED	4
 
 /* Bits of an event select (PERFEVTSELx, PERF_CTLx). */
+#define PFM_X86_EVTSEL_OS	BIT_ULL(17)	/* count at ring 0 */
 #define PFM_X86_EVTSEL_PC	BIT_ULL(19)	/* pin control */
 #define PFM_X86_EVTSEL_INT	BIT_ULL(20)	/* overflow interrupt */
 #define PFM_X86_EVTSEL_ANY	BIT_ULL(21)	/* Intel AnyThread */

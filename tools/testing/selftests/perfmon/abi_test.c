@@ -36,8 +36,6 @@ FIXTURE_SETUP(pfm)
 	fd = pfm_create(0);
 	if (fd < 0 && errno == ENODEV)
 		SKIP(return, "no PMU perfmon supports");
-	if (fd < 0 && errno == EBUSY)
-		SKIP(return, "perf_events holds the PMU (NMI watchdog?)");
 	ASSERT_LE(0, fd);
 	close(fd);
 }
@@ -126,9 +124,8 @@ TEST_F(pfm_if, create_needs_pmu)
 	fd = pfm_create(0);
 	err = errno;
 	if (has_pmu) {
-		if (fd < 0 && err == EBUSY)
-			SKIP(return, "perf_events holds the PMU (NMI watchdog?)");
-		ASSERT_LE(0, fd);
+		/* creation never needs the PMU itself: no EBUSY */
+		ASSERT_LE(0, fd) TH_LOG("pfm_create_context: %s", strerror(err));
 		EXPECT_EQ(0, close(fd));
 	} else {
 		EXPECT_EQ(-1, fd);

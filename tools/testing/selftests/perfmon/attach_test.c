@@ -4,10 +4,19 @@
  * threads and on threads that cannot be monitored, with every errno; and
  * the calls on a context attached to another thread, which need ptrace
  * permission and that thread ptrace-stopped by the caller.
+ *
+ * Then the access rules, compared with perf_events in the same boot: the
+ * perf_event_paranoid levels and CAP_PERFMON at create, write_pmcs (kernel
+ * level) and load time, on the caller and on a ptrace-stopped child, with
+ * exact counts whenever access is granted; create/close sending no IPI and
+ * not locking perf out; the PMU taken from perf only while a context is
+ * loaded; the unprivileged_reserve knob; root at paranoid level 3.
  */
 #define _GNU_SOURCE
 #include <limits.h>
 #include <pthread.h>
+#include <linux/capability.h>
+#include <linux/perf_event.h>
 
 #include "../kselftest_harness.h"
 #include "pfm_util.h"
@@ -16,12 +25,15 @@ FIXTURE(attach) {
 	struct pfm_pmu pmu;
 	int fd;
 	pid_t child;
+	int paranoid;		/* perf_event_paranoid to restore */
 };
 
 FIXTURE_SETUP(attach)
 {
 	self->fd = -1;
 	self->child = -1;
+	/* the unprivileged tests count at the user level, as perf allows */
+	self->paranoid = pfm_paranoid_set(2);
 	if (pfm_require_pmu(_metadata, &self->pmu))
 		return;
 	self->fd = pfm_create(0);
@@ -33,6 +45,7 @@ FIXTURE_TEARDOWN(attach)
 	pfm_kill(self->child);
 	if (self->fd >= 0)
 		close(self->fd);
+	pfm_paranoid_restore(self->paranoid);
 }
 
 /* A child that stops itself under ptrace, then idles once continued. */
@@ -521,6 +534,741 @@ TEST_F(attach, load_unprivileged_on_own_child)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON	38
+#endif
+
+#define N		100000UL
+#define RESERVE		PFM_SYSFS "/unprivileged_reserve"
+#define NR_CREATES	100000
+#define SYNC_EVERY	10000
+
+/*
+ * The knobs as the program found them, saved before any test changes
+ * them: each FIXTURE_TEARDOWN() puts them back, and so does the exit of
+ * the program, for a test killed by its timeout (no teardown then).
+ */
+static char start_paranoid[32], start_reserve[32];
+static pid_t main_pid;
+
+static void __attribute__((constructor)) save_knobs(void)
+{
+	main_pid = getpid();
+	pfm_file_read(PFM_PARANOID, start_paranoid, sizeof(start_paranoid));
+	pfm_file_read(RESERVE, start_reserve, sizeof(start_reserve));
+}
+
+static void __attribute__((destructor)) restore_knobs(void)
+{
+	if (getpid() != main_pid)
+		return;
+	if (start_paranoid[0])
+		pfm_file_write(PFM_PARANOID, start_paranoid);
+	if (start_reserve[0])
+		pfm_file_write(RESERVE, start_reserve);
+}
+
+static const char *errname(int err)
+{
+	static const struct { int err; const char *name; } names[] = {
+		{ 0, "0" }, { EACCES, "EACCES" }, { EPERM, "EPERM" },
+		{ EBUSY, "EBUSY" }, { EINVAL, "EINVAL" }, { ESRCH, "ESRCH" },
+		{ ENODEV, "ENODEV" }, { ENOENT, "ENOENT" },
+	};
+	static char buf[2][16];
+	static int n;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		if (names[i].err == err)
+			return names[i].name;
+	n ^= 1;
+	snprintf(buf[n], sizeof(buf[n]), "errno %d", err);
+	return buf[n];
+}
+
+/* A perf hardware instructions event on pid (0: the caller), any CPU. */
+static int perf_open(pid_t pid, int kernel, int disabled)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_HARDWARE;
+	attr.config = PERF_COUNT_HW_INSTRUCTIONS;
+	attr.exclude_kernel = !kernel;
+	attr.exclude_hv = 1;
+	attr.disabled = disabled;
+	return syscall(__NR_perf_event_open, &attr, pid, -1, -1, 0);
+}
+
+/*
+ * perf's verdict: 0 or the errno of the open. The event is closed at once:
+ * perf and perfmon cannot both hold the PMU.
+ */
+static int perf_errno(pid_t pid, int kernel)
+{
+	int pfd = perf_open(pid, kernel, 1);
+
+	if (pfd < 0)
+		return errno;
+	close(pfd);
+	return 0;
+}
+
+/* perf counts pfm_loop(n) in the caller: 0 and *count, or an errno. */
+static int perf_count_loop(unsigned long n, __u64 *count)
+{
+	int pfd = perf_open(0, 0, 0), err = 0;
+
+	if (pfd < 0)
+		return errno;
+	pfm_loop(n);
+	if (read(pfd, count, sizeof(*count)) != (ssize_t)sizeof(*count))
+		err = errno ? errno : EIO;
+	close(pfd);
+	return err;
+}
+
+/* 0 if perf drives the PMU; skip the test (1) if it has none. */
+static int require_perf(struct __test_metadata *_metadata)
+{
+	int err = perf_errno(0, 0);
+
+	if (err == ENOENT || err == ENODEV || err == EOPNOTSUPP)
+		SKIP(return 1, "perf_events has no hardware PMU: %s",
+		     strerror(err));
+	/* EBUSY here would be a reservation leaked by perfmon: a failure */
+	ASSERT_EQ(0, err) TH_LOG("perf_event_open as root: %s",
+				 strerror(err));
+	return 0;
+}
+
+enum { CRED_UNPRIV, CRED_PERFMON, CRED_NR };
+static const char * const cred_names[CRED_NR] = { "unpriv", "cap_perfmon" };
+
+enum { SELF_USR, SELF_KERN, TRACEE_USR, TRACEE_KERN, CASE_NR };
+static const char * const case_names[CASE_NR] = {
+	"self-user", "self-kernel", "tracee-user", "tracee-kernel"
+};
+
+static bool case_kernel(int c)
+{
+	return c == SELF_KERN || c == TRACEE_KERN;
+}
+
+static bool case_tracee(int c)
+{
+	return c == TRACEE_USR || c == TRACEE_KERN;
+}
+
+/* The perfmon calls of a case, in the order they are made. */
+enum {
+	ST_NONE, ST_CREATE, ST_WRITE_PMCS, ST_WRITE_PMDS, ST_LOAD, ST_START,
+	ST_STOP, ST_READ_PMDS, ST_NR
+};
+
+static const char * const step_names[ST_NR] = {
+	"no call failed", "create", "write_pmcs", "write_pmds", "load",
+	"start", "stop", "read_pmds"
+};
+
+/* What a case gives, sent back by the child that ran it. */
+struct outcome {
+	int setup;		/* line of a failed set-up step, or 0 */
+	int setup_err;
+	int perf_err;		/* perf's errno, 0 if granted */
+	int pfm_err;		/* errno of the first perfmon call failing */
+	int step;		/* and that call */
+	__u64 all[2];		/* PMD0 for n = N and 2N */
+	__u64 os[2];		/* PMD1 (OS only), kernel-level cases */
+};
+
+/*
+ * Take the credentials of a case in a single-threaded child: uid/gid
+ * 65534 with no capability, or with CAP_PERFMON only, permitted and
+ * effective. 0, or -1 with errno set.
+ */
+static int become(int cred)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+		.pid = 0,
+	};
+	struct __user_cap_data_struct data[2];
+	__u32 want = cred == CRED_PERFMON ? 1u << (CAP_PERFMON - 32) : 0;
+
+	/* keep the permitted set across setresuid() to pick CAP_PERFMON */
+	if (cred == CRED_PERFMON && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0))
+		return -1;
+	if (pfm_drop_root(65534))
+		return -1;
+	memset(data, 0, sizeof(data));
+	data[1].permitted = want;
+	data[1].effective = want;
+	if (syscall(SYS_capset, &hdr, data))
+		return -1;
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capget, &hdr, data))
+		return -1;
+	if (data[0].permitted || data[0].effective || data[0].inheritable ||
+	    data[1].permitted != want || data[1].effective != want ||
+	    data[1].inheritable || getuid() != 65534 || geteuid() != 65534) {
+		errno = EPERM;
+		return -1;
+	}
+	/* so that the tracee forked next may be ptraced and perf-opened */
+	return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+}
+
+/* Zero (all NULL) or read PMD0, and PMD1 for a kernel-level case. */
+static int pmds_io(int fd, int kernel, __u64 *all, __u64 *os)
+{
+	struct pfarg_pmd pmds[2];
+	int nr = kernel ? 2 : 1;
+
+	pfm_pmd_set(&pmds[0], 0, 0);
+	pfm_pmd_set(&pmds[1], 1, 0);
+	if (!all)
+		return pfm_write_pmds(fd, pmds, nr);
+	if (pfm_read_pmds(fd, pmds, nr))
+		return -1;
+	*all = pmds[0].reg_value;
+	*os = kernel ? pmds[1].reg_value : 0;
+	return 0;
+}
+
+/*
+ * Create a context for a case: PMC0 instructions at USR, and for a
+ * kernel-level case PMC1 instructions at OS only; PMDs 0. The counters
+ * are separate so that the user count stays exact: a USR|OS counter
+ * would also count the kernel instructions between the writes of the two
+ * event selects at each context switch. Its fd, or -1 with errno and
+ * *step set.
+ */
+static int open_ctx(const struct pfm_pmu *pmu, int kernel, int *step)
+{
+	struct pfarg_pmc pmcs[2];
+	int fd, err;
+
+	*step = ST_CREATE;
+	fd = pfm_create(0);
+	if (fd < 0)
+		return -1;
+	pfm_pmc_set(&pmcs[0], 0, pfm_evtsel(pmu, PFM_EV_INSN, PFM_EVT_USR));
+	pfm_pmc_set(&pmcs[1], 1, pfm_evtsel(pmu, PFM_EV_INSN, PFM_EVT_OS));
+	*step = ST_WRITE_PMCS;
+	if (pfm_write_pmcs(fd, pmcs, kernel ? 2 : 1))
+		goto fail;
+	*step = ST_WRITE_PMDS;
+	if (pmds_io(fd, kernel, NULL, NULL))
+		goto fail;
+	return fd;
+fail:
+	err = errno;
+	close(fd);
+	errno = err;
+	return -1;
+}
+
+/*
+ * One self-monitoring window: zero, start, a system call (so that the
+ * kernel-level counter has something to count) and pfm_loop(n), stop,
+ * read. The same code for every n: the difference of two n is exact.
+ */
+static int measure_self(int fd, int kernel, unsigned long n, __u64 *all,
+			__u64 *os, int *step)
+{
+	*step = ST_WRITE_PMDS;
+	if (pmds_io(fd, kernel, NULL, NULL))
+		return -1;
+	*step = ST_START;
+	if (pfm_start(fd, NULL))
+		return -1;
+	pfm_syscall_loop(1);
+	pfm_loop(n);
+	*step = ST_STOP;
+	if (pfm_stop(fd))
+		return -1;
+	*step = ST_READ_PMDS;
+	return pmds_io(fd, kernel, all, os);
+}
+
+static void run_self(const struct pfm_pmu *pmu, int kernel, int perf,
+		     struct outcome *o)
+{
+	unsigned long ns[] = { N, N, 2 * N };
+	int fd, i;
+
+	if (perf)
+		o->perf_err = perf_errno(0, kernel);
+	fd = open_ctx(pmu, kernel, &o->step);
+	if (fd < 0)
+		goto fail;
+	o->step = ST_LOAD;
+	if (pfm_load(fd, pfm_gettid()))
+		goto fail;
+	/* the first window warms up the pages: the next one overwrites it */
+	for (i = 0; i < 3; i++)
+		if (measure_self(fd, kernel, ns[i], &o->all[i ? i - 1 : 0],
+				 &o->os[i ? i - 1 : 0], &o->step))
+			goto fail;
+	close(fd);
+	o->step = ST_NONE;
+	return;
+fail:
+	o->pfm_err = errno ? errno : -1;
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * Two ptrace-stopped children of the caller, running pfm_loop(N) and
+ * pfm_loop(2N), each counted from its stop to its exit by a new context.
+ * perf is asked about the first one.
+ */
+static void run_tracee(const struct pfm_pmu *pmu, int kernel, int perf,
+		       struct outcome *o)
+{
+	unsigned long ns[] = { N, 2 * N };
+	int i, fd;
+	pid_t pid;
+
+	for (i = 0; i < 2; i++) {
+		pid = pfm_fork_stopped_loop(ns[i]);
+		if (pid < 0) {
+			o->setup = __LINE__;
+			o->setup_err = errno;
+			return;
+		}
+		if (perf && i == 0)
+			o->perf_err = perf_errno(pid, kernel);
+		fd = open_ctx(pmu, kernel, &o->step);
+		if (fd < 0)
+			goto fail;
+		o->step = ST_LOAD;
+		if (pfm_load(fd, pid))
+			goto fail;
+		o->step = ST_START;
+		if (pfm_start(fd, NULL))
+			goto fail;
+		if (pfm_cont_wait_exit(pid)) {
+			/* the tracee did not run to a clean exit */
+			o->setup = __LINE__;
+			close(fd);
+			return;
+		}
+		pid = -1;
+		o->step = ST_READ_PMDS;
+		if (pmds_io(fd, kernel, &o->all[i], &o->os[i]))
+			goto fail;
+		close(fd);
+	}
+	o->step = ST_NONE;
+	return;
+fail:
+	o->pfm_err = errno ? errno : -1;
+	pfm_kill(pid);
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * Run a case in a new process with the credentials of cred and collect
+ * its outcome. 0, or -1 if the child could not report.
+ */
+static int run_case(const struct pfm_pmu *pmu, int cred, int pcase,
+		    int perf, struct outcome *o)
+{
+	int pipefd[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	memset(o, 0, sizeof(*o));
+	if (pipe(pipefd))
+		return -1;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		close(pipefd[0]);
+		if (become(cred)) {
+			o->setup = __LINE__;
+			o->setup_err = errno;
+		} else if (case_tracee(pcase)) {
+			run_tracee(pmu, case_kernel(pcase), perf, o);
+		} else {
+			run_self(pmu, case_kernel(pcase), perf, o);
+		}
+		n = write(pipefd[1], o, sizeof(*o));
+		_exit(n == (ssize_t)sizeof(*o) ? 0 : 1);
+	}
+	close(pipefd[1]);
+	n = pid < 0 ? -1 : read(pipefd[0], o, sizeof(*o));
+	close(pipefd[0]);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid ||
+	    n != (ssize_t)sizeof(*o) || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status) ? -1 : 0;
+}
+
+/*
+ * The counts of a case that was granted: the user count (PMD0) grows by
+ * exactly PFM_LOOP_INSN per iteration; the kernel-level counter (PMD1)
+ * saw the system calls.
+ */
+static void check_counts(struct __test_metadata *_metadata,
+			 const struct outcome *o, int kernel, const char *label)
+{
+	__u64 usr[2];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		usr[i] = o->all[i];
+		/* EXPECT_*() is two statements: braces under an if */
+		if (kernel) {
+			EXPECT_LT(0ULL, o->os[i])
+				TH_LOG("%s: no kernel instruction counted",
+				       label);
+		}
+	}
+	EXPECT_COUNT(N * PFM_LOOP_INSN, usr[1] - usr[0],
+		     "%s: user instructions, 2N - N", label);
+}
+
+FIXTURE(access) {
+	struct pfm_pmu pmu;
+	int fd;
+};
+
+FIXTURE_SETUP(access)
+{
+	self->fd = -1;
+	if (pfm_require_pmu(_metadata, &self->pmu))
+		return;
+	if (geteuid())
+		SKIP(return, "needs root");
+	ASSERT_NE(0, start_paranoid[0]) TH_LOG("%s unreadable", PFM_PARANOID);
+}
+
+FIXTURE_TEARDOWN(access)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	EXPECT_EQ(0, pfm_file_write(PFM_PARANOID, start_paranoid))
+		TH_LOG("restoring perf_event_paranoid: %s", strerror(errno));
+	if (start_reserve[0]) {
+		EXPECT_EQ(0, pfm_file_write(RESERVE, start_reserve))
+			TH_LOG("restoring unprivileged_reserve: %s",
+			       strerror(errno));
+	}
+}
+
+/*
+ * Every paranoid level, credential and case: perfmon grants or refuses
+ * exactly what perf does, with the same errno, and counts exactly.
+ */
+TEST_F_TIMEOUT(access, permission_matrix_matches_perf, 300)
+{
+	static const int levels[] = { 3, 2, 1, 0, -1 };
+	int i, level, cred, c, kernel;
+	struct outcome o;
+	char label[96];
+
+	if (require_perf(_metadata))
+		return;
+	for (i = 0; i < (int)ARRAY_SIZE(levels) * CRED_NR * CASE_NR; i++) {
+		level = levels[i / (CRED_NR * CASE_NR)];
+		cred = i / CASE_NR % CRED_NR;
+		c = i % CASE_NR;
+		kernel = case_kernel(c);
+		if (i % (CRED_NR * CASE_NR) == 0) {
+			ASSERT_EQ(0, pfm_paranoid_write(level))
+				TH_LOG("paranoid %d: %s", level, strerror(errno));
+		}
+		snprintf(label, sizeof(label), "paranoid %d %s %s", level,
+			 cred_names[cred], case_names[c]);
+		ASSERT_EQ(0, run_case(&self->pmu, cred, c, 1, &o))
+			TH_LOG("%s: no report", label);
+		ASSERT_EQ(0, o.setup) TH_LOG("%s: set-up failed at line %d: %s",
+					     label, o.setup,
+					     strerror(o.setup_err));
+		ksft_print_msg("%s: perf %s perfmon %s (%s)\n", label,
+			       errname(o.perf_err), errname(o.pfm_err),
+			       step_names[o.step]);
+		EXPECT_EQ(o.perf_err, o.pfm_err)
+			TH_LOG("%s: perf %s, perfmon %s at %s", label,
+			       errname(o.perf_err), errname(o.pfm_err),
+			       step_names[o.step]);
+		/* level 3 refuses at create; below, a kernel-level PMC write */
+		if (o.pfm_err == EACCES) {
+			EXPECT_EQ(level > 2 ? ST_CREATE : ST_WRITE_PMCS, o.step)
+				TH_LOG("%s: EACCES from %s", label,
+				       step_names[o.step]);
+		}
+		if (!o.perf_err && !o.pfm_err)
+			check_counts(_metadata, &o, kernel, label);
+	}
+}
+
+/*
+ * The unprivileged child of create_close_keeps_perf_usable_without_ipi:
+ * NR_CREATES create + write_pmcs + close; every SYNC_EVERY iterations,
+ * with its context still open, it lets the parent use perf.
+ */
+static void create_close_child(const struct pfm_pmu *pmu, int rfd, int wfd)
+{
+	struct pfarg_pmc pmc;
+	const char *what;
+	int i, fd;
+	char c;
+
+	if (pfm_drop_root(65534) || write(wfd, "r", 1) != 1)
+		_exit(1);
+	pfm_pmc_set(&pmc, 0, pfm_evtsel(pmu, PFM_EV_INSN, PFM_EVT_USR));
+	for (i = 1; i <= NR_CREATES; i++) {
+		what = "create";
+		fd = pfm_create(0);
+		if (fd < 0)
+			goto fail;
+		what = "write_pmcs";
+		if (pfm_write_pmcs(fd, &pmc, 1))
+			goto fail;
+		if (i % SYNC_EVERY == 0 &&
+		    (write(wfd, "s", 1) != 1 || read(rfd, &c, 1) != 1))
+			_exit(2);
+		close(fd);
+	}
+	_exit(write(wfd, "d", 1) == 1 ? 0 : 3);
+fail:
+	ksft_print_msg("create/close child: iteration %d: %s: %s\n", i, what,
+		       strerror(errno));
+	fflush(stdout);
+	_exit(4);
+}
+
+/* The "CAL:" row of /proc/interrupts summed over the CPUs, or -1. */
+static long long cal_irqs(void)
+{
+	unsigned long long v;
+	long long sum = -1;
+	char tok[32];
+	FILE *f;
+
+	f = fopen("/proc/interrupts", "r");
+	if (!f)
+		return -1;
+	while (sum < 0 && fscanf(f, "%31s", tok) == 1) {
+		if (strcmp(tok, "CAL:"))
+			continue;
+		/* one column per CPU, then the description */
+		for (sum = 0; fscanf(f, "%llu", &v) == 1; )
+			sum += v;
+	}
+	fclose(f);
+	return sum;
+}
+
+/*
+ * Creating and closing contexts touches no PMU: no function-call IPI,
+ * and root's perf hardware events work while a context is open.
+ */
+TEST_F_TIMEOUT(access, create_close_keeps_perf_usable_without_ipi, 600)
+{
+	int to_parent[2], to_child[2], status, syncs = 0, err;
+	long long cal0, cal1;
+	__u64 count;
+	pid_t pid;
+	char c = 0;
+
+	if (require_perf(_metadata))
+		return;
+	cal0 = cal_irqs();
+	if (cal0 < 0)
+		SKIP(return, "no CAL: row in /proc/interrupts");
+	ASSERT_EQ(0, pfm_paranoid_write(2));
+	ASSERT_EQ(0, pipe(to_parent));
+	ASSERT_EQ(0, pipe(to_child));
+	fflush(stdout);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(to_parent[0]);
+		close(to_child[1]);
+		create_close_child(&self->pmu, to_child[0], to_parent[1]);
+	}
+	close(to_parent[1]);
+	close(to_child[0]);
+	if (read(to_parent[0], &c, 1) == 1 && c == 'r') {
+		cal0 = cal_irqs();
+		while (read(to_parent[0], &c, 1) == 1 && c == 's') {
+			syncs++;
+			err = perf_count_loop(1000, &count);
+			EXPECT_EQ(0, err) TH_LOG("perf with a context open: %s",
+						 strerror(err));
+			if (!err)
+				EXPECT_LE(1000ULL * PFM_LOOP_INSN, count);
+			if (write(to_child[1], "g", 1) != 1)
+				break;
+		}
+	}
+	cal1 = cal_irqs();
+	close(to_parent[0]);
+	close(to_child[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ('d', c);
+	EXPECT_EQ(NR_CREATES / SYNC_EVERY, syncs);
+	ksft_print_msg("%d create/write_pmcs/close: CAL interrupts %lld -> %lld, delta %lld\n",
+		       NR_CREATES, cal0, cal1, cal1 - cal0);
+	EXPECT_GT(1000, cal1 - cal0);
+	ASSERT_EQ(0, pfm_sysfs_u64("task_sessions_count", &count));
+	EXPECT_EQ(0ULL, count);
+}
+
+/*
+ * perf keeps the PMU while contexts exist unloaded; the load of the
+ * first context takes it (EBUSY while perf holds it); the last unload
+ * gives it back.
+ */
+TEST_F(access, pmu_reserved_only_while_loaded)
+{
+	__u64 insn, branch, count;
+	int pfd, err;
+
+	if (require_perf(_metadata))
+		return;
+	self->fd = pfm_create(0);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+	err = perf_errno(0, 0);
+	EXPECT_EQ(0, err) TH_LOG("perf, context unloaded: %s", errname(err));
+
+	pfd = perf_open(0, 0, 0);
+	ASSERT_LE(0, pfd) TH_LOG("perf_event_open: %s", strerror(errno));
+	expect_err(_metadata, pfm_load(self->fd, pfm_gettid()), EBUSY,
+		   "load while perf counts");
+	EXPECT_EQ(0, close(pfd));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	ASSERT_EQ(0, pfm_measure(self->fd, N, &insn, &branch));
+	EXPECT_LE(N * PFM_LOOP_INSN, insn);
+	ASSERT_EQ(0, pfm_unload_context(self->fd));
+
+	/* unloaded (the fd still open): perf has the PMU back and counts */
+	err = perf_count_loop(N, &count);
+	EXPECT_EQ(0, err) TH_LOG("perf after unload: %s", strerror(err));
+	if (!err)
+		EXPECT_LE(N * PFM_LOOP_INSN, count);
+	/* and the context cannot take it from perf again */
+	pfd = perf_open(0, 0, 0);
+	ASSERT_LE(0, pfd) TH_LOG("perf_event_open: %s", strerror(errno));
+	expect_err(_metadata, pfm_load(self->fd, pfm_gettid()), EBUSY,
+		   "reload while perf counts");
+	EXPECT_EQ(0, close(pfd));
+	EXPECT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+}
+
+/* Write a file as uid 65534: 0 or the errno. */
+static int write_unprivileged(const char *path, const char *val)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0) {
+		if (pfm_drop_root(65534))
+			_exit(255);
+		_exit(pfm_file_write(path, val) ? errno : 0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static void expect_reserve(struct __test_metadata *_metadata,
+			   const char *expected, const char *what)
+{
+	char buf[32];
+
+	EXPECT_LT(0, pfm_file_read(RESERVE, buf, sizeof(buf)))
+		TH_LOG("%s: %s", what, strerror(errno));
+	EXPECT_STREQ(expected, buf) TH_LOG("%s", what);
+}
+
+/*
+ * unprivileged_reserve: "1" by default, only "0" and "1" accepted, root
+ * only; at "0" a load needs CAP_PERFMON (or CAP_SYS_ADMIN).
+ */
+TEST_F_TIMEOUT(access, unprivileged_reserve_knob, 120)
+{
+	static const char * const bad[] = { "2", "x", "2\n", "-1\n" };
+	struct outcome o;
+	unsigned int i;
+	int err;
+
+	ASSERT_EQ(0, access(RESERVE, F_OK));
+	expect_reserve(_metadata, "1\n", "default");
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		expect_err(_metadata, pfm_file_write(RESERVE, bad[i]), EINVAL,
+			   bad[i]);
+		expect_reserve(_metadata, "1\n", "after a bad value");
+	}
+	err = write_unprivileged(RESERVE, "0\n");
+	EXPECT_TRUE(err == EACCES || err == EPERM)
+		TH_LOG("unprivileged write: %s", errname(err));
+	expect_reserve(_metadata, "1\n", "after an unprivileged write");
+
+	ASSERT_EQ(0, pfm_paranoid_write(2));
+	ASSERT_EQ(0, pfm_file_write(RESERVE, "0\n")) TH_LOG("%s", strerror(errno));
+	expect_reserve(_metadata, "0\n", "set to 0");
+
+	/* create and write_pmcs are allowed; the load is not */
+	ASSERT_EQ(0, run_case(&self->pmu, CRED_UNPRIV, SELF_USR, 0, &o));
+	ASSERT_EQ(0, o.setup) TH_LOG("line %d: %s", o.setup,
+				     strerror(o.setup_err));
+	EXPECT_EQ(EACCES, o.pfm_err) TH_LOG("%s", errname(o.pfm_err));
+	EXPECT_EQ(ST_LOAD, o.step) TH_LOG("failed at %s", step_names[o.step]);
+
+	ASSERT_EQ(0, run_case(&self->pmu, CRED_PERFMON, SELF_USR, 0, &o));
+	ASSERT_EQ(0, o.setup) TH_LOG("line %d: %s", o.setup,
+				     strerror(o.setup_err));
+	EXPECT_EQ(0, o.pfm_err) TH_LOG("CAP_PERFMON: %s at %s",
+				       errname(o.pfm_err), step_names[o.step]);
+	if (!o.pfm_err)
+		check_counts(_metadata, &o, 0, "reserve 0, CAP_PERFMON");
+
+	/* back to 1: the unprivileged load works again */
+	ASSERT_EQ(0, pfm_file_write(RESERVE, "1\n"));
+	expect_reserve(_metadata, "1\n", "set back to 1");
+	ASSERT_EQ(0, run_case(&self->pmu, CRED_UNPRIV, SELF_USR, 0, &o));
+	ASSERT_EQ(0, o.setup);
+	EXPECT_EQ(0, o.pfm_err) TH_LOG("reserve 1: %s at %s",
+				       errname(o.pfm_err), step_names[o.step]);
+}
+
+/* Paranoid 3 keeps nothing from root (CAP_SYS_ADMIN), user or kernel. */
+TEST_F_TIMEOUT(access, paranoid3_root_counts_user_and_kernel, 120)
+{
+	struct outcome o;
+
+	ASSERT_EQ(0, pfm_paranoid_write(3));
+	memset(&o, 0, sizeof(o));
+	run_self(&self->pmu, 1, 0, &o);
+	EXPECT_EQ(0, o.pfm_err) TH_LOG("self: %s at %s", errname(o.pfm_err),
+				       step_names[o.step]);
+	if (!o.pfm_err)
+		check_counts(_metadata, &o, 1, "paranoid 3 root self-kernel");
+
+	memset(&o, 0, sizeof(o));
+	run_tracee(&self->pmu, 1, 0, &o);
+	ASSERT_EQ(0, o.setup) TH_LOG("line %d: %s", o.setup,
+				     strerror(o.setup_err));
+	EXPECT_EQ(0, o.pfm_err) TH_LOG("tracee: %s at %s",
+				       errname(o.pfm_err), step_names[o.step]);
+	if (!o.pfm_err)
+		check_counts(_metadata, &o, 1, "paranoid 3 root tracee-kernel");
 }
 
 TEST_HARNESS_MAIN

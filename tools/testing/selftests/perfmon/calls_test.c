@@ -3,13 +3,27 @@
  * perfmon calls on a context of the caller: the success paths of
  * pfm_write_pmcs(), pfm_write_pmds(), pfm_read_pmds(), pfm_start(),
  * pfm_stop() and pfm_unload_context(), and every errno of their arguments.
+ *
+ * Then what the calls and the counters show of others: RDPMC by a
+ * self-monitoring thread reads 0 on every counter its context does not use
+ * (what another thread or perf left there), perf's rdpmc knob at 0 forbids
+ * RDPMC, read_pmds copies back nothing but reg_value, arg_mem_max keeps to
+ * its bounds with E2BIG/EFAULT for vectors, and debug is ratelimited.
+ * Every process involved there runs on CPU 0 so that all share one PMU;
+ * the knobs changed are restored by the parent of the test process, so
+ * that a failed check, or a test killed by a fault, leaves them as they
+ * were.
  */
 #define _GNU_SOURCE
 #include <limits.h>
+#include <sched.h>
+#include <setjmp.h>
 #include <stddef.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
+#include <linux/perf_event.h>
 
 #include "../kselftest_harness.h"
 #include "pfm_util.h"
@@ -696,6 +710,654 @@ TEST_F(ctx, close_loaded_self)
 	ASSERT_LE(0, self->fd);
 	/* the thread has no context any more */
 	EXPECT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+}
+
+#define RDPMC_FIXED	0x40000000u
+#define MAX_FIXED	16	/* 4-bit fields of FIXED_CTR_CTRL */
+#define MAX_CTRS	(PFM_FIXED_BASE + MAX_FIXED)
+#define MAX_EVENTS	48
+
+/* The largest arg_mem_max: what memdup_user() allocates in one piece. */
+#define ARG_MEM_LIMIT	4194304ULL
+
+/* The knobs the tests change, saved before the first change. */
+#define KNOB_LEN	32
+enum knob { PARANOID, RDPMC, ARG_MEM_MAX, DEBUG, NR_KNOBS };
+
+static const char * const knob_paths[NR_KNOBS] = {
+	[PARANOID]	= "/proc/sys/kernel/perf_event_paranoid",
+	[RDPMC]		= "/sys/bus/event_source/devices/cpu/rdpmc",
+	[ARG_MEM_MAX]	= PFM_SYSFS "/arg_mem_max",
+	[DEBUG]		= PFM_SYSFS "/debug",
+};
+
+FIXTURE(rules) {
+	struct pfm_pmu pmu;
+	char saved[NR_KNOBS][KNOB_LEN];	/* "" while unchanged */
+};
+
+/* Save a knob for the teardown, once; then write val unless NULL. */
+static int knob_set(char saved_knobs[][KNOB_LEN], enum knob k,
+		    const char *val)
+{
+	char *saved = saved_knobs[k];
+
+	/* a failed read leaves it "" */
+	if (!saved[0] && pfm_file_read(knob_paths[k], saved, KNOB_LEN) <= 0)
+		return -1;
+	return val ? pfm_file_write(knob_paths[k], val) : 0;
+}
+
+static int pin_cpu0(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+FIXTURE_SETUP(rules)
+{
+	if (geteuid())
+		SKIP(return, "needs root");
+	if (pfm_require_pmu(_metadata, &self->pmu))
+		return;
+	/* and every child with it */
+	ASSERT_EQ(0, pin_cpu0());
+}
+
+/* In the parent of the test process: also after the test died. */
+FIXTURE_TEARDOWN_PARENT(rules)
+{
+	int k;
+
+	for (k = 0; k < NR_KNOBS; k++)
+		if (self->saved[k][0])
+			pfm_file_write(knob_paths[k], self->saved[k]);
+}
+
+/* RDPMC that survives the fault: 1 if it faulted, else 0 and *val. */
+static sigjmp_buf rdpmc_env;
+
+static void rdpmc_fault(int sig)
+{
+	siglongjmp(rdpmc_env, sig);
+}
+
+static int rdpmc_safe(unsigned int idx, __u64 *val)
+{
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = rdpmc_fault;
+	sigaction(SIGSEGV, &sa, &old);
+	if (sigsetjmp(rdpmc_env, 1)) {
+		sigaction(SIGSEGV, &old, NULL);
+		return 1;
+	}
+	*val = pfm_rdpmc(idx);
+	sigaction(SIGSEGV, &old, NULL);
+	return 0;
+}
+
+/*
+ * A context loaded on the caller and started, counting user instructions
+ * on PMD0 only, or (every) on every GP and fixed counter: its fd, or -1
+ * with errno and the call that failed in *what (and the caller exits).
+ */
+static int start_self(const struct pfm_pmu *pmu, int every, const char **what)
+{
+	struct pfarg_pmc pmcs[PFM_FIXED_BASE + 1];
+	struct pfarg_pmd pmds[MAX_CTRS];
+	int ngp = every ? pmu->nr_gp : 1, nfix = 0, npmc = 0, npmd = 0;
+	__u64 fixed = 0;
+	int i, fd;
+
+	if (every)
+		nfix = pmu->nr_fixed < MAX_FIXED ? pmu->nr_fixed : MAX_FIXED;
+	for (i = 0; i < ngp; i++) {
+		pfm_pmc_set(&pmcs[npmc++], i,
+			    pfm_evtsel(pmu, PFM_EV_INSN, PFM_EVT_USR));
+		pfm_pmd_set(&pmds[npmd++], i, 0);
+	}
+	for (i = 0; i < nfix; i++) {
+		fixed |= (PFM_FIXED_USR | PFM_FIXED_PMI) << (4 * i);
+		pfm_pmd_set(&pmds[npmd++], PFM_FIXED_BASE + i, 0);
+	}
+	if (nfix)
+		pfm_pmc_set(&pmcs[npmc++], PFM_FIXED_BASE, fixed);
+
+	*what = "pfm_create_context";
+	fd = pfm_create(0);
+	if (fd < 0)
+		return -1;
+	*what = "pfm_write_pmcs";
+	if (pfm_write_pmcs(fd, pmcs, npmc))
+		return -1;
+	*what = "pfm_write_pmds";
+	if (pfm_write_pmds(fd, pmds, npmd))
+		return -1;
+	*what = "pfm_load_context";
+	if (pfm_load(fd, pfm_gettid()))
+		return -1;
+	*what = "pfm_start";
+	if (pfm_start(fd, NULL))
+		return -1;
+	return fd;
+}
+
+/*
+ * What a child saw through RDPMC on every counter (GP 0..nr_gp-1, then
+ * the fixed ones), sent to the parent in one write to a pipe.
+ */
+struct report {
+	char what[24];		/* the call that failed, "" if none */
+	int err;		/* its errno */
+	int nr;
+	unsigned int idx[MAX_CTRS];
+	int faulted[MAX_CTRS];
+	__u64 val[MAX_CTRS];
+};
+
+static void rdpmc_all(const struct pfm_pmu *pmu, struct report *r)
+{
+	int i;
+
+	r->nr = 0;
+	for (i = 0; i < pmu->nr_gp; i++)
+		r->idx[r->nr++] = i;
+	for (i = 0; i < pmu->nr_fixed && r->nr < MAX_CTRS; i++)
+		r->idx[r->nr++] = RDPMC_FIXED | i;
+	for (i = 0; i < r->nr; i++)
+		r->faulted[i] = rdpmc_safe(r->idx[i], &r->val[i]);
+}
+
+/* Less than PIPE_BUF: written and read in one piece. */
+static int send_report(struct report *r, const char *what, int wfd)
+{
+	r->err = errno;
+	snprintf(r->what, sizeof(r->what), "%s", what);
+	return write(wfd, r, sizeof(*r)) == sizeof(*r) ? 0 : -1;
+}
+
+/* 1 if the report arrived, 0 if the child died first. */
+static int read_report(int rfd, struct report *r)
+{
+	return read(rfd, r, sizeof(*r)) == sizeof(*r);
+}
+
+static const char *ctr_name(unsigned int idx, char *buf, size_t size)
+{
+	if (idx & RDPMC_FIXED)
+		snprintf(buf, size, "fixed %u (%#x)", idx & ~RDPMC_FIXED, idx);
+	else
+		snprintf(buf, size, "%u", idx);
+	return buf;
+}
+
+/*
+ * Process B self-monitors PMD0 only, counts a little, then RDPMCs every
+ * counter: counter 0 is its own, every other one must read 0.
+ */
+static void check_b(struct __test_metadata *_metadata,
+		    const struct pfm_pmu *pmu, int drop_root)
+{
+	int rep[2], status, got, i;
+	const char *what;
+	struct report r;
+	char name[32];
+	pid_t b;
+
+	ASSERT_EQ(0, pipe(rep));
+	b = fork();
+	ASSERT_LE(0, b);
+	if (b == 0) {
+		close(rep[0]);
+		memset(&r, 0, sizeof(r));
+		if (drop_root && pfm_drop_root(65534))
+			_exit(send_report(&r, "dropping root", rep[1]));
+		if (start_self(pmu, 0, &what) < 0)
+			_exit(send_report(&r, what, rep[1]));
+		pfm_loop(100000);
+		rdpmc_all(pmu, &r);
+		_exit(send_report(&r, "", rep[1]));
+	}
+	close(rep[1]);
+	memset(&r, 0, sizeof(r));
+	got = read_report(rep[0], &r);
+	close(rep[0]);
+	ASSERT_EQ(b, waitpid(b, &status, 0));
+	ASSERT_TRUE(got && !r.what[0])
+		TH_LOG("B (%s, status %#x): %s failed: %s",
+		       drop_root ? "uid 65534" : "root", status,
+		       got ? r.what : "its report", strerror(r.err));
+	for (i = 0; i < r.nr; i++) {
+		ctr_name(r.idx[i], name, sizeof(name));
+		ksft_print_msg("rdpmc: counter %s read %llu%s%s\n", name,
+			       (unsigned long long)r.val[i],
+			       r.faulted[i] ? " (faulted)" : "",
+			       r.idx[i] ? "" : " (B's own)");
+		EXPECT_FALSE(r.faulted[i]) TH_LOG("RDPMC of counter %s", name);
+		if (r.faulted[i])
+			continue;
+		if (r.idx[i] == 0) {
+			EXPECT_NE(0ULL, r.val[i]) TH_LOG("B's own counter 0");
+		} else {
+			EXPECT_EQ(0ULL, r.val[i])
+				TH_LOG("counter %s: not B's", name);
+		}
+	}
+}
+
+/* Wait (a second at most) until pid sleeps, switched out of the CPU. */
+static void wait_sleeping(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	for (i = 0; i < 1000; i++) {
+		p = NULL;
+		if (pfm_file_read(path, buf, sizeof(buf)) > 0)
+			p = strrchr(buf, ')');
+		if (p && !strncmp(p, ") S", 3))
+			return;
+		usleep(1000);
+	}
+	ksft_print_msg("rdpmc: A does not sleep, going on\n");
+}
+
+/*
+ * Process A (root) counts on every counter, then blocks in a read with
+ * its context loaded and started: about 10 million is left in each
+ * counter when it is switched out. Then B looks at the counters.
+ */
+static void others_read_zero(struct __test_metadata *_metadata,
+			     const struct pfm_pmu *pmu, int drop_root)
+{
+	int ready[2], release[2], status, got, i;
+	const char *what;
+	struct report r;
+	char name[32], c;
+	pid_t a;
+
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(release));
+	a = fork();
+	ASSERT_LE(0, a);
+	if (a == 0) {
+		close(ready[0]);
+		close(release[1]);
+		memset(&r, 0, sizeof(r));
+		if (start_self(pmu, 1, &what) < 0)
+			_exit(send_report(&r, what, ready[1]));
+		pfm_loop(2000000);
+		rdpmc_all(pmu, &r);
+		if (send_report(&r, "", ready[1]))
+			_exit(1);
+		/* until the parent writes or exits, still counting */
+		while (read(release[0], &c, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(ready[1]);
+	close(release[0]);
+	memset(&r, 0, sizeof(r));
+	got = read_report(ready[0], &r);
+	close(ready[0]);
+	EXPECT_TRUE(got && !r.what[0])
+		TH_LOG("A: %s failed: %s", got ? r.what : "its report",
+		       strerror(r.err));
+	if (got && !r.what[0]) {
+		for (i = 0; i < r.nr; i++)
+			ksft_print_msg("rdpmc: A's counter %s holds %llu%s\n",
+				       ctr_name(r.idx[i], name, sizeof(name)),
+				       (unsigned long long)r.val[i],
+				       r.faulted[i] ? " (RDPMC faulted)" : "");
+		/* else there is nothing for B to see */
+		if (!r.faulted[0]) {
+			EXPECT_LT(1000000ULL, r.val[0])
+				TH_LOG("A did not count");
+		}
+		wait_sleeping(a);
+		check_b(_metadata, pmu, drop_root);
+	}
+	/* releases A, which exits with its context */
+	close(release[1]);
+	ASSERT_EQ(a, waitpid(a, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("A: status %#x", status);
+}
+
+/*
+ * The wrapper that TEST_F() makes around each test keeps a local across
+ * setjmp(); that warning of -Wextra is the harness's, not ours.
+ */
+
+TEST_F(rules, rdpmc_others_counters_read_zero_unprivileged)
+{
+	/* Debian's 3 forbids contexts to unprivileged users */
+	ASSERT_EQ(0, knob_set(self->saved, PARANOID, "2\n"));
+	others_read_zero(_metadata, &self->pmu, 1);
+}
+
+/* The rule is "not in your context", not "another user's". */
+TEST_F(rules, rdpmc_others_counters_read_zero_same_user)
+{
+	others_read_zero(_metadata, &self->pmu, 0);
+}
+
+/* A counting event on CPU 0, all tasks, in the group of leader (or -1). */
+static int perf_open(__u32 type, __u64 config, int leader)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = type;
+	attr.config = config;
+	attr.disabled = leader < 0;
+	attr.exclude_hv = 1;
+	attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
+			   PERF_FORMAT_TOTAL_TIME_RUNNING;
+	return syscall(__NR_perf_event_open, &attr, -1, 0, leader, 0);
+}
+
+/*
+ * perf counts on as many counters of CPU 0 as it can get, in one group so
+ * that all count at once, then closes them: they keep what they counted.
+ */
+TEST_F(rules, rdpmc_perf_leftovers_read_zero)
+{
+	static const __u64 hw[] = {
+		PERF_COUNT_HW_BRANCH_INSTRUCTIONS, PERF_COUNT_HW_CPU_CYCLES,
+		PERF_COUNT_HW_REF_CPU_CYCLES, PERF_COUNT_HW_BUS_CYCLES,
+		PERF_COUNT_HW_CACHE_REFERENCES, PERF_COUNT_HW_CACHE_MISSES,
+		PERF_COUNT_HW_BRANCH_MISSES,
+	};
+	int fds[MAX_EVENTS], nr = 0, i, fd;
+	__u64 buf[3 + MAX_EVENTS];
+	ssize_t n;
+
+	fds[nr] = perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, -1);
+	ASSERT_LE(0, fds[nr])
+		TH_LOG("perf_event_open(instructions, cpu 0): %s",
+		       strerror(errno));
+	nr++;
+	for (i = 0; i < (int)ARRAY_SIZE(hw); i++) {
+		fd = perf_open(PERF_TYPE_HARDWARE, hw[i], fds[0]);
+		if (fd >= 0)
+			fds[nr++] = fd;
+	}
+	/* raw events take what is left; those that do not fit fail */
+	for (i = 0; nr < MAX_EVENTS &&
+	     i < self->pmu.nr_gp + self->pmu.nr_fixed; i++) {
+		fd = perf_open(PERF_TYPE_RAW,
+			       pfm_evtsel(&self->pmu, i % 3, 0) & 0xff, fds[0]);
+		if (fd >= 0)
+			fds[nr++] = fd;
+	}
+	EXPECT_EQ(0, ioctl(fds[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
+	pfm_loop(1000000);
+	EXPECT_EQ(0, ioctl(fds[0], PERF_EVENT_IOC_DISABLE,
+			   PERF_IOC_FLAG_GROUP));
+	memset(buf, 0, sizeof(buf));
+	n = read(fds[0], buf, sizeof(buf));
+	for (i = 0; i < nr; i++)
+		close(fds[i]);
+	ASSERT_LT(0, n);
+	ksft_print_msg("rdpmc: perf: %llu events, ran %llu of %llu ns, %llu instructions\n",
+		       (unsigned long long)buf[0], (unsigned long long)buf[2],
+		       (unsigned long long)buf[1], (unsigned long long)buf[3]);
+	/* else perf never touched the counters */
+	ASSERT_LT(0ULL, buf[2]) TH_LOG("the perf group never ran");
+
+	ASSERT_EQ(0, knob_set(self->saved, PARANOID, "2\n"));
+	check_b(_metadata, &self->pmu, 1);
+}
+
+/* What RDPMC(0) did in a new process. */
+enum { RD_VALUE, RD_ZERO, RD_FAULT, RD_SETUP, RD_DIED };
+
+static const char * const rd_names[] = {
+	"read a value", "read 0", "faulted", "could not start a context",
+	"died",
+};
+
+/* RDPMC(0) in a child, with or without a started PMD0 context. */
+static int rdpmc_child(const struct pfm_pmu *pmu, int with_ctx)
+{
+	const char *what;
+	__u64 val;
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0) {
+		if (with_ctx) {
+			if (start_self(pmu, 0, &what) < 0)
+				_exit(RD_SETUP);
+			pfm_loop(10000);
+		}
+		if (rdpmc_safe(0, &val))
+			_exit(RD_FAULT);
+		_exit(val ? RD_VALUE : RD_ZERO);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) > RD_SETUP)
+		return RD_DIED;
+	return WEXITSTATUS(status);
+}
+
+TEST_F(rules, rdpmc_knob_zero_faults)
+{
+	int res;
+
+	if (access(knob_paths[RDPMC], F_OK))
+		SKIP(return, "no %s", knob_paths[RDPMC]);
+	ASSERT_EQ(0, knob_set(self->saved, RDPMC, "0\n"));
+	res = rdpmc_child(&self->pmu, 1);
+	EXPECT_EQ(RD_FAULT, res) TH_LOG("rdpmc 0, context started: %s",
+					rd_names[res]);
+
+	/* the control, which passes without the rule too */
+	ASSERT_EQ(0, pfm_file_write(knob_paths[RDPMC], self->saved[RDPMC]));
+	res = rdpmc_child(&self->pmu, 1);
+	EXPECT_EQ(RD_VALUE, res) TH_LOG("rdpmc %.1s, context started: %s",
+					self->saved[RDPMC], rd_names[res]);
+
+	/*
+	 * perfmon gives RDPMC to self-monitoring threads only, and this CPU
+	 * just ran one
+	 */
+	ASSERT_EQ(0, pfm_file_write(knob_paths[RDPMC], "1\n"));
+	res = rdpmc_child(&self->pmu, 0);
+	EXPECT_EQ(RD_FAULT, res) TH_LOG("rdpmc 1, no context: %s",
+					rd_names[res]);
+}
+
+/* 0xA5 in every byte but the fields that read checks. */
+static void pattern_pmd(struct pfarg_pmd *pmd, unsigned int num)
+{
+	memset(pmd, 0xa5, sizeof(*pmd));
+	pmd->reg_num = num;
+	pmd->reg_set = 0;
+	memset(pmd->reg_reserved2, 0, sizeof(pmd->reg_reserved2));
+}
+
+/* Are a and b the same in every byte but reg_value? */
+static int same_but_value(const struct pfarg_pmd *a, const struct pfarg_pmd *b)
+{
+	size_t off = offsetof(struct pfarg_pmd, reg_value);
+	size_t end = off + sizeof(a->reg_value);
+
+	return !memcmp(a, b, off) &&
+	       !memcmp((const char *)a + end, (const char *)b + end,
+		       sizeof(*a) - end);
+}
+
+TEST_F(rules, read_pmds_copies_back_only_reg_value)
+{
+	unsigned int nums[] = { 0, 1, 63, 0 };
+	struct pfarg_pmd pmds[4], sent[4];
+	__u64 insn = 0, branch = 0;
+	int fd, i;
+
+	ASSERT_FALSE(pfm_reg_exists("pmd", 63));
+	/* PMD0 and PMD1 written, then counting a loop, stopped */
+	fd = pfm_create(0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pfm_program(fd, &self->pmu, PFM_EVT_USR));
+	ASSERT_EQ(0, pfm_load(fd, pfm_gettid()));
+	ASSERT_EQ(0, pfm_measure(fd, 100000, &insn, &branch));
+	EXPECT_LE(100000ULL * PFM_LOOP_INSN, insn);
+
+	for (i = 0; i < 4; i++)
+		pattern_pmd(&pmds[i], nums[i]);
+	memcpy(sent, pmds, sizeof(pmds));
+	expect_err(_metadata, pfm_read_pmds(fd, pmds, 4), EINVAL,
+		   "PMD63 in element 2");
+	for (i = 0; i < 2; i++)
+		EXPECT_TRUE(same_but_value(&sent[i], &pmds[i]))
+			TH_LOG("element %d: more than reg_value changed", i);
+	/* the bad element and those after it are not processed */
+	for (i = 2; i < 4; i++)
+		EXPECT_EQ(0, memcmp(&sent[i], &pmds[i], sizeof(pmds[i])))
+			TH_LOG("element %d changed", i);
+
+	/* all valid: the same, with the counts */
+	memcpy(pmds, sent, sizeof(pmds));
+	EXPECT_EQ(0, pfm_read_pmds(fd, pmds, 2));
+	for (i = 0; i < 2; i++)
+		EXPECT_TRUE(same_but_value(&sent[i], &pmds[i]))
+			TH_LOG("valid element %d: more than reg_value changed",
+			       i);
+	EXPECT_EQ(insn, pmds[0].reg_value);
+	EXPECT_EQ(branch, pmds[1].reg_value);
+	close(fd);
+}
+
+TEST_F(rules, arg_mem_max_bounds)
+{
+	static const char * const bad[] = {
+		"4095\n", "4194305\n", "2147483647\n", "-1\n",
+	};
+	__u64 before, val;
+	unsigned int i;
+
+	ASSERT_EQ(0, knob_set(self->saved, ARG_MEM_MAX, NULL));
+	ASSERT_EQ(0, pfm_sysfs_u64("arg_mem_max", &before));
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		expect_err(_metadata, pfm_sysfs_write("arg_mem_max", bad[i]),
+			   EINVAL, bad[i]);
+		ASSERT_EQ(0, pfm_sysfs_u64("arg_mem_max", &val));
+		EXPECT_EQ(before, val) TH_LOG("after writing %s", bad[i]);
+	}
+	/* both ends are in */
+	EXPECT_EQ(0, pfm_sysfs_write("arg_mem_max", "4096\n"));
+	ASSERT_EQ(0, pfm_sysfs_u64("arg_mem_max", &val));
+	EXPECT_EQ(4096ULL, val);
+	EXPECT_EQ(0, pfm_sysfs_write("arg_mem_max", "4194304\n"));
+	ASSERT_EQ(0, pfm_sysfs_u64("arg_mem_max", &val));
+	EXPECT_EQ(ARG_MEM_LIMIT, val);
+}
+
+/* The size is checked first (E2BIG), then the copy (EFAULT), no ENOMEM. */
+TEST_F(rules, arg_mem_max_e2big_efault)
+{
+	int npmc = ARG_MEM_LIMIT / sizeof(struct pfarg_pmc);
+	int npmd = ARG_MEM_LIMIT / sizeof(struct pfarg_pmd);
+	__u64 val;
+	int fd;
+
+	ASSERT_EQ(0, knob_set(self->saved, ARG_MEM_MAX, "4194304\n"));
+	ASSERT_EQ(0, pfm_sysfs_u64("arg_mem_max", &val));
+	ASSERT_EQ(ARG_MEM_LIMIT, val);
+	fd = pfm_create(0);
+	ASSERT_LE(0, fd);
+	/* one element more than fits, then as many as fit */
+	expect_err(_metadata, pfm_write_pmcs(fd, NULL, npmc + 1), E2BIG,
+		   "write_pmcs");
+	expect_err(_metadata, pfm_write_pmcs(fd, NULL, npmc), EFAULT,
+		   "write_pmcs");
+	expect_err(_metadata, pfm_write_pmds(fd, NULL, npmd + 1), E2BIG,
+		   "write_pmds");
+	expect_err(_metadata, pfm_write_pmds(fd, NULL, npmd), EFAULT,
+		   "write_pmds");
+	expect_err(_metadata, pfm_read_pmds(fd, NULL, npmd + 1), E2BIG,
+		   "read_pmds");
+	expect_err(_metadata, pfm_read_pmds(fd, NULL, npmd), EFAULT,
+		   "read_pmds");
+	close(fd);
+}
+
+/*
+ * The new records of /dev/kmsg that contain "perfmon:". *lost is set if
+ * records were overwritten before they were read: that takes a flood.
+ */
+static int kmsg_count(int fd, int *lost)
+{
+	char rec[8192];
+	ssize_t len;
+	int n = 0;
+
+	for (;;) {
+		len = read(fd, rec, sizeof(rec) - 1);
+		if (len < 0 && (errno == EPIPE || errno == EINTR)) {
+			*lost |= errno == EPIPE;
+			continue;
+		}
+		if (len <= 0)
+			return n;
+		rec[len] = '\0';
+		n += !!strstr(rec, "perfmon:");
+	}
+}
+
+#define DEBUG_ITERATIONS	10000
+#define DEBUG_MAX_LINES		500
+
+TEST_F_TIMEOUT(rules, debug_log_ratelimited, 300)
+{
+	int kfd, fd, done = 0, err = 0, lines = 0, lost = 0;
+	const char *failed = NULL;
+
+	kfd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, kfd) TH_LOG("/dev/kmsg: %s", strerror(errno));
+	/* what is logged from now on only */
+	ASSERT_LE(0, lseek(kfd, 0, SEEK_END));
+	ASSERT_EQ(0, knob_set(self->saved, DEBUG, "1\n"));
+	while (done < DEBUG_ITERATIONS) {
+		fd = pfm_create(0);
+		if (fd < 0)
+			failed = "pfm_create_context";
+		else if (pfm_program(fd, &self->pmu, PFM_EVT_USR))
+			failed = "pfm_program";
+		else if (pfm_load(fd, pfm_gettid()))
+			failed = "pfm_load_context";
+		else if (pfm_unload_context(fd))
+			failed = "pfm_unload_context";
+		err = errno;
+		if (fd >= 0)
+			close(fd);
+		if (failed)
+			break;
+		/* a flood stops early: the log and the console stay usable */
+		if (++done % 100 == 0) {
+			lines += kmsg_count(kfd, &lost);
+			if (lines > DEBUG_MAX_LINES || lost)
+				break;
+		}
+	}
+	lines += kmsg_count(kfd, &lost);
+	close(kfd);
+	ksft_print_msg("debug: %d \"perfmon:\" lines after %d iterations%s\n",
+		       lines, done, lost ? ", records lost" : "");
+	EXPECT_TRUE(!failed) TH_LOG("iteration %d: %s: %s", done, failed,
+				    strerror(err));
+	EXPECT_FALSE(lost) TH_LOG("the log wrapped: flooded");
+	EXPECT_GE(DEBUG_MAX_LINES, lines);
 }
 
 TEST_HARNESS_MAIN

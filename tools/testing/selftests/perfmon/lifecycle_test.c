@@ -26,6 +26,7 @@ FIXTURE(life) {
 	int fd;
 	pid_t child;
 	char path[64];		/* a copy of this binary, if any */
+	int paranoid;		/* perf_event_paranoid to restore */
 };
 
 FIXTURE_SETUP(life)
@@ -33,6 +34,8 @@ FIXTURE_SETUP(life)
 	self->fd = -1;
 	self->child = -1;
 	self->path[0] = '\0';
+	/* the unprivileged tests count at the user level, as perf allows */
+	self->paranoid = pfm_paranoid_set(2);
 	if (pfm_require_pmu(_metadata, &self->pmu))
 		return;
 	self->fd = pfm_create(0);
@@ -46,6 +49,7 @@ FIXTURE_TEARDOWN(life)
 		close(self->fd);
 	if (self->path[0])
 		unlink(self->path);
+	pfm_paranoid_restore(self->paranoid);
 }
 
 static long sessions(void)
@@ -528,26 +532,30 @@ static int perf_has_pmu(void)
 	return 0;
 }
 
-/* While a context exists, perf gets no hardware event, anywhere. */
+/*
+ * While a context is attached, perf gets no hardware event, anywhere; a
+ * context that is only a file descriptor holds nothing.
+ */
 TEST_F(life, perf_excluded_by_context)
 {
 	int pfd, err;
 
-	close(self->fd);
 	err = perf_has_pmu();
 	if (err == ENOENT || err == EOPNOTSUPP || err == ENODEV)
 		SKIP(return, "perf_events does not drive this PMU");
 	ASSERT_EQ(0, err) TH_LOG("perf_event_open: %s", strerror(err));
-	self->fd = pfm_create(0);
-	ASSERT_LE(0, self->fd);
 
+	/* created and programmed, not loaded: perf works */
+	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+	EXPECT_EQ(0, perf_has_pmu());
+	EXPECT_EQ(0, perf_hw_open_in_child());
+
+	/* loaded, and then started: perf gets EBUSY, in any process */
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 	errno = 0;
 	EXPECT_EQ(-1, perf_hw_open(0));
 	EXPECT_EQ(EBUSY, errno);
 	EXPECT_EQ(EBUSY, perf_hw_open_in_child());
-	/* loaded and started, the same */
-	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
-	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 	ASSERT_EQ(0, pfm_start(self->fd, NULL));
 	errno = 0;
 	EXPECT_EQ(-1, perf_hw_open(0));
@@ -557,32 +565,38 @@ TEST_F(life, perf_excluded_by_context)
 	EXPECT_LE(0, pfd);
 	if (pfd >= 0)
 		close(pfd);
-	/* the last context gone, perf has the PMU again */
+
+	/* unloaded, the PMU is perf's again, and the context still open */
+	ASSERT_EQ(0, pfm_unload_context(self->fd));
+	EXPECT_EQ(0, perf_has_pmu());
+
+	/* loaded again and closed while attached to the caller: the same */
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	EXPECT_EQ(EBUSY, perf_hw_open_in_child());
 	close(self->fd);
 	self->fd = -1;
 	EXPECT_EQ(0, perf_has_pmu());
 }
 
-/* While perf holds a hardware event, no context can be created. */
+/*
+ * While perf holds a hardware event, contexts can be created and
+ * programmed but not attached.
+ */
 TEST_F(life, context_excluded_by_perf)
 {
-	int pfd, fd, err;
+	int pfd, err;
 
-	close(self->fd);
-	self->fd = -1;
 	pfd = perf_hw_open(0);
 	err = pfd < 0 ? errno : 0;
 	if (err == ENOENT || err == EOPNOTSUPP || err == ENODEV)
 		SKIP(return, "perf_events does not drive this PMU");
 	ASSERT_LE(0, pfd) TH_LOG("perf_event_open: %s", strerror(errno));
-	errno = 0;
-	EXPECT_EQ(-1, pfm_create(0));
-	EXPECT_EQ(EBUSY, errno);
+	EXPECT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+	expect_err(_metadata, pfm_load(self->fd, pfm_gettid()), EBUSY,
+		   "load while perf holds the PMU");
 	EXPECT_EQ(0, close(pfd));
-	fd = pfm_create(0);
-	EXPECT_LE(0, fd);
-	if (fd >= 0)
-		close(fd);
+	EXPECT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	EXPECT_EQ(0, pfm_unload_context(self->fd));
 }
 
 TEST_HARNESS_MAIN

@@ -298,6 +298,13 @@ static inline int pfm_usable(struct pfm_pmu *pmu, const char **reason)
 			*reason = "no PMU perfmon supports";
 			return 1;
 		}
+		return -1;
+	}
+	/* the PMU is taken when a context is attached */
+	if (pfm_load(fd, pfm_gettid())) {
+		err = errno;
+		close(fd);
+		*reason = "pfm_load_context on the caller failed";
 		if (err == EBUSY) {
 			*reason = "perf_events holds the PMU (NMI watchdog?)";
 			return 1;
@@ -624,6 +631,91 @@ static inline void pfm_exec_child_main(void)
 		return;
 	pfm_loop(strtoul(s, NULL, 10));
 	_exit(0);
+}
+
+/*
+ * Read a small file (a sysctl, a sysfs knob) into buf, NUL terminated:
+ * its length, or -1 with buf empty.
+ */
+static inline int pfm_file_read(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	buf[0] = '\0';
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+/* Write a string to a file in one write(): 0, or -1 with errno set. */
+static inline int pfm_file_write(const char *path, const char *val)
+{
+	ssize_t n;
+	int fd, err;
+
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	err = errno;
+	close(fd);
+	errno = err;
+	return n < 0 ? -1 : 0;
+}
+
+/*
+ * perf_event_paranoid decides what users without CAP_PERFMON may count,
+ * with perfmon as with perf_events; Debian's default, 3, forbids them
+ * everything. pfm_paranoid_set() sets a level and returns the previous
+ * one (PFM_PARANOID_KEEP when it could not), for pfm_paranoid_restore().
+ */
+#define PFM_PARANOID		"/proc/sys/kernel/perf_event_paranoid"
+#define PFM_PARANOID_KEEP	(-1000)
+
+static inline int pfm_paranoid_get(void)
+{
+	int level = PFM_PARANOID_KEEP;
+	FILE *f = fopen(PFM_PARANOID, "r");
+
+	if (!f)
+		return PFM_PARANOID_KEEP;
+	if (fscanf(f, "%d", &level) != 1)
+		level = PFM_PARANOID_KEEP;
+	fclose(f);
+	return level;
+}
+
+static inline int pfm_paranoid_write(int level)
+{
+	FILE *f = fopen(PFM_PARANOID, "w");
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%d\n", level) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+static inline int pfm_paranoid_set(int level)
+{
+	int old = pfm_paranoid_get();
+
+	if (old == PFM_PARANOID_KEEP || pfm_paranoid_write(level))
+		return PFM_PARANOID_KEEP;
+	return old;
+}
+
+static inline void pfm_paranoid_restore(int old)
+{
+	if (old != PFM_PARANOID_KEEP)
+		pfm_paranoid_write(old);
 }
 
 /*

@@ -14,12 +14,15 @@ FIXTURE(sysfs) {
 	struct pfm_pmu pmu;
 	char task_group[32];	/* values to restore, if changed */
 	char arg_mem_max[32];
+	int paranoid;		/* perf_event_paranoid to restore */
 };
 
 FIXTURE_SETUP(sysfs)
 {
 	self->task_group[0] = '\0';
 	self->arg_mem_max[0] = '\0';
+	/* unprivileged users may use perfmon only at level 2 or below */
+	self->paranoid = pfm_paranoid_set(2);
 	if (pfm_require_pmu(_metadata, &self->pmu))
 		return;
 }
@@ -30,6 +33,7 @@ FIXTURE_TEARDOWN(sysfs)
 		pfm_sysfs_write("task_group", self->task_group);
 	if (self->arg_mem_max[0])
 		pfm_sysfs_write("arg_mem_max", self->arg_mem_max);
+	pfm_paranoid_restore(self->paranoid);
 }
 
 /* Read a sysfs file that must be a single line; "" if missing. */
@@ -43,7 +47,7 @@ TEST_F(sysfs, files)
 {
 	static const char * const names[] = {
 		"version", "syscall", "task_sessions_count", "task_group",
-		"arg_mem_max", "debug", "pmu_desc/model",
+		"arg_mem_max", "unprivileged_reserve", "debug", "pmu_desc/model",
 	};
 	char buf[64];
 	unsigned int i;
