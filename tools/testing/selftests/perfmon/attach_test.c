@@ -1072,12 +1072,15 @@ static long long cal_irqs(void)
 
 /*
  * Creating and closing contexts touches no PMU: no function-call IPI,
- * and root's perf hardware events work while a context is open.
+ * and root's perf hardware events work while a context is open. The
+ * IPIs are counted while the child runs its rounds only: opening and
+ * closing a perf event flips static keys, whose text patching
+ * interrupts every CPU.
  */
 TEST_F_TIMEOUT(access, create_close_keeps_perf_usable_without_ipi, 600)
 {
 	int to_parent[2], to_child[2], status, syncs = 0, err;
-	long long cal0, cal1;
+	long long cal0, cal1, ipis = 0;
 	__u64 count;
 	pid_t pid;
 	char c = 0;
@@ -1103,17 +1106,20 @@ TEST_F_TIMEOUT(access, create_close_keeps_perf_usable_without_ipi, 600)
 	if (read(to_parent[0], &c, 1) == 1 && c == 'r') {
 		cal0 = cal_irqs();
 		while (read(to_parent[0], &c, 1) == 1 && c == 's') {
+			ipis += cal_irqs() - cal0;
 			syncs++;
 			err = perf_count_loop(1000, &count);
 			EXPECT_EQ(0, err) TH_LOG("perf with a context open: %s",
 						 strerror(err));
 			if (!err)
 				EXPECT_LE(1000ULL * PFM_LOOP_INSN, count);
+			cal0 = cal_irqs();
 			if (write(to_child[1], "g", 1) != 1)
 				break;
 		}
 	}
 	cal1 = cal_irqs();
+	ipis += cal1 - cal0;
 	close(to_parent[0]);
 	close(to_child[1]);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -1121,9 +1127,9 @@ TEST_F_TIMEOUT(access, create_close_keeps_perf_usable_without_ipi, 600)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	EXPECT_EQ('d', c);
 	EXPECT_EQ(NR_CREATES / SYNC_EVERY, syncs);
-	ksft_print_msg("%d create/write_pmcs/close: CAL interrupts %lld -> %lld, delta %lld\n",
-		       NR_CREATES, cal0, cal1, cal1 - cal0);
-	EXPECT_GT(1000, cal1 - cal0);
+	ksft_print_msg("%d create/write_pmcs/close: %lld CAL interrupts\n",
+		       NR_CREATES, ipis);
+	EXPECT_GT(NR_CREATES / 100, ipis);
 	ASSERT_EQ(0, pfm_sysfs_u64("task_sessions_count", &count));
 	EXPECT_EQ(0ULL, count);
 }
