@@ -1041,4 +1041,154 @@ TEST_F(count, rdpmc_denied_to_others)
 	EXPECT_EQ(0, pfm_stop(self->fd));
 }
 
+/*
+ * CPU hotplug. A CPU that goes offline and back loses what its PMU held
+ * and how its local APIC routed overflows: a context saved on that CPU
+ * must not trust the counters it left there, and overflows on it must
+ * still interrupt.
+ */
+#define CPU1_ONLINE	"/sys/devices/system/cpu/cpu1/online"
+#define NR_HOTPLUGS	50
+#define PFM_STATS	"/sys/kernel/debug/perfmon/stats"
+
+static int cpu1_set_online(int online)
+{
+	return pfm_file_write(CPU1_ONLINE, online ? "1\n" : "0\n");
+}
+
+/* Let a stopped thread (or the caller, pid 0) run on @cpu only. */
+static int pin_pid(pid_t pid, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(pid, sizeof(set), &set);
+}
+
+/* The counted child: n iterations, a stop, n more. */
+static void loop_stop_loop(unsigned long n)
+{
+	pfm_loop(n);
+	raise(SIGSTOP);
+	pfm_loop(n);
+}
+
+/*
+ * A child pinned to CPU 1 counts n iterations, stops there (its context
+ * saved on CPU 1), CPU 1 goes offline and online NR_HOTPLUGS times, and
+ * the child, pinned to CPU 1 again, counts n more before exiting: its
+ * first switch-in is on CPU 1, where nothing else ran in between.
+ * PMD0 (instructions) is read; -1 on a set-up failure.
+ */
+static int hotplug_child(const struct pfm_pmu *pmu, unsigned long n,
+			 __u64 *insn)
+{
+	int fd, status, i, ret = -1;
+	pid_t pid;
+
+	fd = pfm_create(0);
+	if (fd < 0)
+		return -1;
+	pid = pfm_fork_stopped(loop_stop_loop, n);
+	if (pid < 0)
+		goto out;
+	if (pin_pid(pid, 1) || pfm_program(fd, pmu, PFM_EVT_USR) ||
+	    pfm_load(fd, pid) || pfm_start(fd, NULL) ||
+	    ptrace(PTRACE_CONT, pid, NULL, NULL) ||
+	    waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
+	    WSTOPSIG(status) != SIGSTOP)
+		goto out;
+	for (i = 0; i < NR_HOTPLUGS; i++)
+		if (cpu1_set_online(0) || cpu1_set_online(1))
+			goto out;
+	/* the kernel moved it when CPU 1 left: back to CPU 1 */
+	if (pin_pid(pid, 1))
+		goto out;
+	if (pfm_cont_wait_exit(pid))
+		goto out;
+	pid = -1;
+	ret = pfm_read_pmd(fd, 0, insn);
+out:
+	pfm_kill(pid);
+	close(fd);
+	return ret;
+}
+
+/* The ovfl_intr column of CPU 1 in the debug statistics, or -1. */
+static long long cpu1_ovfl_intr(void)
+{
+	char buf[4096], *line, *tok, *save;
+	long long val = -1;
+	int col = -1, i;
+
+	if (pfm_file_read(PFM_STATS, buf, sizeof(buf)) <= 0)
+		return -1;
+	line = strtok_r(buf, "\n", &save);
+	for (i = 0, tok = line; tok; i++) {
+		char *sp = strchr(tok, ' ');
+
+		if (sp)
+			*sp = '\0';
+		if (!strcmp(tok, "ovfl_intr"))
+			col = i;
+		tok = sp ? sp + 1 : NULL;
+	}
+	while (col > 0 && (line = strtok_r(NULL, "\n", &save))) {
+		char *end;
+
+		if (strtol(line, &end, 10) != 1 || *end != ' ')
+			continue;
+		for (i = 0, tok = line; tok && i < col; i++) {
+			tok = strchr(tok, ' ');
+			if (tok)
+				tok++;
+		}
+		if (tok)
+			val = strtoll(tok, NULL, 10);
+	}
+	return val;
+}
+
+TEST_F_TIMEOUT(count, cpu_hotplug_exact, 600)
+{
+	unsigned long ns[] = { N, 2 * N };
+	__u64 insn[2], start, v;
+	long long ovfl0, ovfl1;
+	unsigned int i;
+	pid_t pid;
+
+	if (geteuid() || access(CPU1_ONLINE, W_OK))
+		SKIP(return, "needs root and a CPU 1 that can go offline");
+	for (i = 0; i < ARRAY_SIZE(ns); i++)
+		ASSERT_EQ(0, hotplug_child(&self->pmu, ns[i], &insn[i]))
+			TH_LOG("set-up: %s", strerror(errno));
+	EXPECT_COUNT(2 * N * PFM_LOOP_INSN, insn[1] - insn[0],
+		     "instructions, 2 x (2N - N) around %d hotplugs of CPU 1",
+		     NR_HOTPLUGS);
+
+	/*
+	 * After the last hotplug: a child on CPU 1 counting from just below
+	 * the wrap overflows there, and the overflow interrupt arrives.
+	 */
+	ovfl0 = cpu1_ovfl_intr();
+	if (ovfl0 < 0)
+		SKIP(return, "no %s (CONFIG_PERFMON_DEBUG)", PFM_STATS);
+	start = (1ULL << self->pmu.gp_width) - 1000;
+	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+	ASSERT_EQ(0, pfm_write_pmd(self->fd, 0, start));
+	pid = pfm_fork_stopped_loop(N);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, pin_pid(pid, 1));
+	ASSERT_EQ(0, pfm_load(self->fd, pid));
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	ASSERT_EQ(0, pfm_cont_wait_exit(pid));
+	ovfl1 = cpu1_ovfl_intr();
+	ASSERT_EQ(0, pfm_read_pmd(self->fd, 0, &v));
+	EXPECT_LE(start + N * PFM_LOOP_INSN, v);
+	ksft_print_msg("overflow interrupts on CPU 1: %lld -> %lld\n", ovfl0,
+		       ovfl1);
+	EXPECT_LT(ovfl0, ovfl1);
+}
+
 TEST_HARNESS_MAIN
