@@ -90,8 +90,7 @@ int pfm_load_context(struct pfm_context *ctx, const struct pfarg_load *req)
 	unsigned long flags;
 	int ret;
 
-	if (req->load_set || req->load_reserved1 ||
-	    memchr_inv(req->load_reserved2, 0, sizeof(req->load_reserved2)))
+	if (req->load_set)
 		return -EINVAL;
 	if (ctx->state != PFM_CTX_UNLOADED)
 		return -EBUSY;

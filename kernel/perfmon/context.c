@@ -5,7 +5,6 @@
 
 #include <linux/cred.h>
 #include <linux/slab.h>
-#include <linux/string.h>
 
 #include "context.h"
 #include "resource.h"
@@ -43,10 +42,8 @@ int pfm_create_context(const struct pfarg_ctx *req)
 	struct pfm_context *ctx;
 	int fd, ret;
 
+	/* the reserved fields are ignored: see uapi/linux/perfmon.h */
 	if (req->ctx_flags & ~PFM_CTX_FLAGS_VALID)
-		return -EINVAL;
-	if (req->ctx_reserved1 ||
-	    memchr_inv(req->ctx_reserved2, 0, sizeof(req->ctx_reserved2)))
 		return -EINVAL;
 
 	/*

@@ -140,8 +140,7 @@ int pfm_write_pmcs(struct pfm_context *ctx, struct pfarg_pmc *req, int count)
 		const struct pfarg_pmc *r = &req[i];
 		const struct pfm_regdesc *d = pfm_pmc_desc(r->reg_num);
 
-		if (!d || r->reg_set || (r->reg_flags & ~PFM_REGFL_NO_EMUL64) ||
-		    memchr_inv(r->reg_reserved2, 0, sizeof(r->reg_reserved2))) {
+		if (!d || r->reg_set || (r->reg_flags & ~PFM_REGFL_NO_EMUL64)) {
 			err = -EINVAL;
 			break;
 		}
@@ -176,8 +175,7 @@ static bool pfm_pmd_sampling_fields(const struct pfarg_pmd *r)
 	       r->reg_ovfl_switch_cnt || r->reg_smpl_eventid ||
 	       r->reg_random_mask || r->reg_random_seed ||
 	       memchr_inv(r->reg_reset_pmds, 0, sizeof(r->reg_reset_pmds)) ||
-	       memchr_inv(r->reg_smpl_pmds, 0, sizeof(r->reg_smpl_pmds)) ||
-	       memchr_inv(r->reg_reserved2, 0, sizeof(r->reg_reserved2));
+	       memchr_inv(r->reg_smpl_pmds, 0, sizeof(r->reg_smpl_pmds));
 }
 
 /**
@@ -249,7 +247,6 @@ int pfm_read_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
 		const struct pfarg_pmd *r = &req[good];
 
 		if (!pfm_pmd_desc(r->reg_num) || r->reg_set ||
-		    memchr_inv(r->reg_reserved2, 0, sizeof(r->reg_reserved2)) ||
 		    !(ctx->written_pmds & BIT_ULL(r->reg_num))) {
 			err = -EINVAL;
 			break;

@@ -8,7 +8,6 @@
 #include <linux/file.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
-#include <linux/string.h>
 #include <linux/syscalls.h>
 #include <linux/uaccess.h>
 
@@ -175,10 +174,7 @@ SYSCALL_DEFINE2(pfm_start, int, fd, struct pfarg_start __user *, ureq)
 	if (ureq) {
 		if (copy_from_user(&req, ureq, sizeof(req)))
 			return -EFAULT;
-		if (req.start_set || req.start_reserved1 ||
-		    req.start_reserved2 ||
-		    memchr_inv(req.start_reserved3, 0,
-			       sizeof(req.start_reserved3)))
+		if (req.start_set)
 			return -EINVAL;
 	}
 

@@ -7,8 +7,11 @@
  * naturally aligned offsets, so i386, x32 and x86_64 share one layout and
  * no compat entry points are needed.
  *
- * Fields named *_reserved* must be zero; the calls may start to interpret
- * them in the future.
+ * The ABI is frozen: it is the one the tools were built against, and no
+ * later version will give meaning to the fields named *_reserved*. The
+ * calls ignore them, whatever they hold (some tools do not clear them),
+ * and never write them back. Fields with a meaning that this interface
+ * does not implement (event sets, sampling, flags) are checked instead.
  */
 #ifndef _UAPI_LINUX_PERFMON_H
 #define _UAPI_LINUX_PERFMON_H
@@ -44,8 +47,8 @@
 /**
  * struct pfarg_ctx - argument of pfm_create_context()
  * @ctx_flags: PFM_FL_* flags
- * @ctx_reserved1: reserved, must be zero
- * @ctx_reserved2: reserved, must be zero
+ * @ctx_reserved1: reserved, ignored
+ * @ctx_reserved2: reserved, ignored
  *
  * 64 bytes.
  */
@@ -61,7 +64,7 @@ struct pfarg_ctx {
  * @reg_set: event set, must be zero (event sets were removed)
  * @reg_flags: PFM_REGFL_* flags that apply to a PMC
  * @reg_value: value to write; reserved bits are replaced by their defaults
- * @reg_reserved2: reserved, must be zero
+ * @reg_reserved2: reserved, ignored
  *
  * 48 bytes.
  */
@@ -88,7 +91,7 @@ struct pfarg_pmc {
  * @reg_smpl_eventid: sampling only, unused
  * @reg_random_mask: sampling only, unused
  * @reg_random_seed: sampling only, unused
- * @reg_reserved2: reserved, must be zero
+ * @reg_reserved2: reserved, ignored
  *
  * 176 bytes.
  */
@@ -113,8 +116,8 @@ struct pfarg_pmd {
  * struct pfarg_load - argument of pfm_load_context()
  * @load_pid: thread to attach to, a thread id as gettid() returns it
  * @load_set: event set, must be zero (event sets were removed)
- * @load_reserved1: reserved, must be zero
- * @load_reserved2: reserved, must be zero
+ * @load_reserved1: reserved, ignored
+ * @load_reserved2: reserved, ignored
  *
  * 32 bytes.
  */
@@ -128,9 +131,9 @@ struct pfarg_load {
 /**
  * struct pfarg_start - optional argument of pfm_start()
  * @start_set: event set, must be zero (event sets were removed)
- * @start_reserved1: reserved, must be zero
- * @start_reserved2: reserved, must be zero
- * @start_reserved3: reserved, must be zero
+ * @start_reserved1: reserved, ignored
+ * @start_reserved2: reserved, ignored
+ * @start_reserved3: reserved, ignored
  *
  * 32 bytes. Tools pass NULL instead.
  */
