@@ -223,7 +223,8 @@ static void pfm_load(struct pfm_context *ctx)
 		pfm_clear_hw_pmds(pc->dirty & ~ctx->used_pmds);
 		pc->dirty &= ctx->used_pmds;
 	}
-	if (ctx->is_self && readers == PFM_RDPMC_SELF)
+	/* also with ALWAYS: the setting may go back to SELF while it runs */
+	if (ctx->is_self && readers != PFM_RDPMC_NEVER)
 		pmu->user_rdpmc(true);
 
 	ctx->live_cpu = cpu;

@@ -90,9 +90,15 @@ static unsigned int pfm_x86_rdpmc_users(void)
 	return PFM_RDPMC_SELF;
 }
 
-/* User-space RDPMC: allowed while a self-monitoring thread runs. */
+/*
+ * User-space RDPMC: allowed while a self-monitoring thread runs. The
+ * per-CPU flag makes every recomputation of CR4.PCE in between (an exec's
+ * new mm, text_poke()'s temporary mm, a change of perf's rdpmc setting)
+ * keep it.
+ */
 static void pfm_x86_user_rdpmc(bool allow)
 {
+	this_cpu_write(perfmon_user_rdpmc, allow);
 	if (allow)
 		cr4_set_bits_irqsoff(X86_CR4_PCE);
 	else

@@ -154,10 +154,15 @@ void pfm_intel_arch_build(struct pfm_x86_pmu *p, unsigned int version,
 {
 	unsigned int flags = PFM_X86_LVTPC_MASKS;
 
+	/*
+	 * IA32_PERF_GLOBAL_CTRL comes with version 2, fixed counters or
+	 * not: hypervisors expose PMUs without usable fixed counters, and
+	 * nothing counts while the global control holds 0.
+	 */
+	if (version >= 2)
+		flags |= PFM_X86_INTEL_GLOBAL;
 	if (version < 2 || fixed_width <= 32)
 		num_fixed = 0;
-	else
-		flags |= PFM_X86_INTEL_GLOBAL;
 	if (fw_write)
 		flags |= PFM_X86_FW_WRITE;
 

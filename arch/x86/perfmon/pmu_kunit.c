@@ -173,6 +173,30 @@ static void pfm_test_intel_arch_legacy(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, p->pmc[16].kernel_msk, 0x1111ULL);
 }
 
+/*
+ * Version 2 and later have IA32_PERF_GLOBAL_CTRL whether or not they have
+ * fixed counters (hypervisors expose PMUs without them): its reset value
+ * may be 0, and nothing counts unless it is written.
+ */
+static void pfm_test_intel_arch_no_fixed(struct kunit *test)
+{
+	struct pfm_x86_pmu *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	pfm_intel_arch_build(p, 2, 4, 48, 0, 0, false);
+	pfm_check_table(test, p);
+	KUNIT_EXPECT_EQ(test, p->num_fixed, 0);
+	KUNIT_EXPECT_EQ(test, p->pmu.num_pmcs, 4);
+	KUNIT_EXPECT_EQ(test, p->pmu.num_pmds, 4);
+	KUNIT_EXPECT_NE(test, p->flags & PFM_X86_INTEL_GLOBAL, 0);
+
+	/* fixed counters too narrow to be used: the same */
+	pfm_intel_arch_build(p, 4, 4, 48, 3, 32, true);
+	pfm_check_table(test, p);
+	KUNIT_EXPECT_EQ(test, p->num_fixed, 0);
+	KUNIT_EXPECT_NE(test, p->flags & PFM_X86_INTEL_GLOBAL, 0);
+}
+
 static void pfm_test_amd64(struct kunit *test)
 {
 	struct pfm_x86_pmu *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
@@ -219,6 +243,7 @@ static struct kunit_case pfm_pmu_cases[] = {
 	KUNIT_CASE(pfm_test_intel_core),
 	KUNIT_CASE(pfm_test_intel_arch_fw),
 	KUNIT_CASE(pfm_test_intel_arch_legacy),
+	KUNIT_CASE(pfm_test_intel_arch_no_fixed),
 	KUNIT_CASE(pfm_test_amd64),
 	KUNIT_CASE(pfm_test_amd64_fam15h),
 	{}

@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <sys/personality.h>
 
 #include "../kselftest_harness.h"
@@ -28,6 +29,47 @@
 static void __attribute__((constructor)) exec_child(void)
 {
 	pfm_exec_child_main();
+}
+
+/*
+ * RDPMC that reports a fault instead of dying of it: 0 and the value, or
+ * -1 after SIGSEGV. The jump buffer is per thread.
+ */
+static __thread sigjmp_buf rdpmc_jmp;
+
+static void rdpmc_fault(int sig)
+{
+	siglongjmp(rdpmc_jmp, 1);
+}
+
+static int rdpmc_safe(unsigned int idx, __u64 *val)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = rdpmc_fault;
+	sa.sa_flags = SA_NODEFER;
+	if (sigaction(SIGSEGV, &sa, NULL))
+		return -1;
+	if (sigsetjmp(rdpmc_jmp, 1))
+		return -1;
+	*val = pfm_rdpmc(idx);
+	return 0;
+}
+
+/*
+ * The image a self-monitoring process execs into with PFM_RDPMC_EXEC set:
+ * its first instructions read counter 0 with RDPMC. Exit 0 if it could,
+ * 3 if it faulted.
+ */
+#define PFM_RDPMC_EXEC	"PFM_SELFTEST_RDPMC_EXEC"
+
+static void __attribute__((constructor)) rdpmc_exec_child(void)
+{
+	__u64 v;
+
+	if (getenv(PFM_RDPMC_EXEC))
+		_exit(rdpmc_safe(0, &v) ? 3 : 0);
 }
 
 FIXTURE(count) {
@@ -1039,6 +1081,117 @@ TEST_F(count, rdpmc_denied_to_others)
 	/* and it still works here */
 	pfm_rdpmc(0);
 	EXPECT_EQ(0, pfm_stop(self->fd));
+}
+
+/*
+ * A plain exec keeps the context loaded and started, and with it the
+ * right to RDPMC: the new image may read its counters from its first
+ * instruction (switching to its new mm must not take the right away).
+ */
+TEST_F_TIMEOUT(count, rdpmc_after_exec, 300)
+{
+	char arg0[] = "count_test", env[] = PFM_RDPMC_EXEC "=1";
+	char *argv[2], *envp[2];
+	int i, status, faults = 0;
+	pid_t pid;
+
+	argv[0] = arg0;
+	argv[1] = NULL;
+	envp[0] = env;
+	envp[1] = NULL;
+	if (rdpmc_always_allowed())
+		SKIP(return, "perf allows RDPMC to every thread");
+	for (i = 0; i < 20; i++) {
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			int fd = pfm_create(0);
+
+			if (fd < 0 || pfm_program(fd, &self->pmu, PFM_EVT_USR) ||
+			    pfm_load(fd, pfm_gettid()) || pfm_start(fd, NULL))
+				_exit(1);
+			execve("/proc/self/exe", argv, envp);
+			_exit(2);
+		}
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status));
+		ASSERT_NE(1, WEXITSTATUS(status));
+		ASSERT_NE(2, WEXITSTATUS(status));
+		if (WEXITSTATUS(status) == 3)
+			faults++;
+	}
+	ksft_print_msg("RDPMC right after exec: %d faults in 20 rounds\n",
+		       faults);
+	EXPECT_EQ(0, faults);
+}
+
+#define PFM_RDPMC_ATTR	"/sys/bus/event_source/devices/cpu/rdpmc"
+
+struct rdpmc_spin {
+	const struct pfm_pmu *pmu;
+	int stop;		/* read and written with __atomic */
+	int faults;
+	int reads;
+	int err;
+};
+
+/* A self-monitoring thread reading counter 0 until told to stop. */
+static void *rdpmc_spinner(void *arg)
+{
+	struct rdpmc_spin *sp = arg;
+	__u64 v;
+	int fd;
+
+	fd = pfm_create(0);
+	if (fd < 0 || pfm_program(fd, sp->pmu, PFM_EVT_USR) ||
+	    pfm_load(fd, pfm_gettid()) || pfm_start(fd, NULL)) {
+		sp->err = errno ? errno : -1;
+		return NULL;
+	}
+	while (!__atomic_load_n(&sp->stop, __ATOMIC_RELAXED)) {
+		if (rdpmc_safe(0, &v))
+			sp->faults++;
+		else
+			sp->reads++;
+	}
+	close(fd);
+	return NULL;
+}
+
+/*
+ * Changing perf's rdpmc setting recomputes CR4.PCE on every CPU from the
+ * mm alone; a self-monitoring thread running meanwhile must keep it.
+ */
+TEST_F_TIMEOUT(count, rdpmc_kept_across_perf_rdpmc_changes, 120)
+{
+	struct rdpmc_spin sp = { .pmu = &self->pmu };
+	char old[16];
+	pthread_t t;
+	int i;
+
+	if (geteuid() || pfm_file_read(PFM_RDPMC_ATTR, old, sizeof(old)) <= 0)
+		SKIP(return, "needs root and %s", PFM_RDPMC_ATTR);
+	if (strcmp(old, "1\n"))
+		SKIP(return, "rdpmc is %s", old);
+	ASSERT_EQ(0, pthread_create(&t, NULL, rdpmc_spinner, &sp));
+	usleep(100000);
+	for (i = 0; i < 20; i++) {
+		/* 1 -> 2 -> 1: two flips of a static key, two PCE updates */
+		if (pfm_file_write(PFM_RDPMC_ATTR, "2\n") ||
+		    pfm_file_write(PFM_RDPMC_ATTR, "1\n"))
+			break;
+		usleep(10000);
+	}
+	__atomic_store_n(&sp.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	pfm_file_write(PFM_RDPMC_ATTR, old);
+	ASSERT_EQ(20, i);
+	ASSERT_EQ(0, sp.err) TH_LOG("self-monitoring thread: %s",
+				    strerror(sp.err));
+	ksft_print_msg("RDPMC across 40 rdpmc changes: %d reads, %d faults\n",
+		       sp.reads, sp.faults);
+	EXPECT_LT(0, sp.reads);
+	EXPECT_EQ(0, sp.faults);
 }
 
 /*
