@@ -599,14 +599,11 @@ static int perf_open(pid_t pid, int kernel, int disabled)
 {
 	struct perf_event_attr attr;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_HARDWARE;
-	attr.config = PERF_COUNT_HW_INSTRUCTIONS;
+	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
 	attr.exclude_kernel = !kernel;
 	attr.exclude_hv = 1;
 	attr.disabled = disabled;
-	return syscall(__NR_perf_event_open, &attr, pid, -1, -1, 0);
+	return pfm_perf_open(&attr, pid, -1, -1);
 }
 
 /*

@@ -1047,15 +1047,12 @@ static int perf_open(__u32 type, __u64 config, int leader)
 {
 	struct perf_event_attr attr;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = type;
-	attr.config = config;
+	pfm_perf_attr(&attr, type, config);
 	attr.disabled = leader < 0;
 	attr.exclude_hv = 1;
 	attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
 			   PERF_FORMAT_TOTAL_TIME_RUNNING;
-	return syscall(__NR_perf_event_open, &attr, -1, 0, leader, 0);
+	return pfm_perf_open(&attr, -1, 0, leader);
 }
 
 /*

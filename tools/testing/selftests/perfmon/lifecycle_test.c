@@ -487,24 +487,18 @@ static int perf_hw_open(pid_t pid)
 {
 	struct perf_event_attr attr;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_HARDWARE;
-	attr.config = PERF_COUNT_HW_INSTRUCTIONS;
+	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
-	return syscall(SYS_perf_event_open, &attr, pid, -1, -1, 0);
+	return pfm_perf_open(&attr, pid, -1, -1);
 }
 
 static int perf_sw_open(void)
 {
 	struct perf_event_attr attr;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_TASK_CLOCK;
-	return syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	pfm_perf_attr(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
+	return pfm_perf_open(&attr, 0, -1, -1);
 }
 
 /* perf_event_open() of a hardware event in a new process: its errno. */

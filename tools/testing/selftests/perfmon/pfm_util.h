@@ -20,6 +20,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <linux/perf_event.h>
 #include <linux/perfmon.h>
 
 #include "../kselftest_harness.h"
@@ -744,6 +745,26 @@ static inline int pfm_drop_root(gid_t gid)
 	 * would exec and be dumpable again.
 	 */
 	return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+}
+
+/*
+ * perf_event_open(), for the tests that compare perfmon with perf or need
+ * perf to use the PMU: pfm_perf_attr() zeroes @attr and sets its type and
+ * config; the caller sets what else it needs and opens it.
+ */
+static inline void pfm_perf_attr(struct perf_event_attr *attr, __u32 type,
+				 __u64 config)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = type;
+	attr->config = config;
+}
+
+static inline int pfm_perf_open(struct perf_event_attr *attr, pid_t pid,
+				int cpu, int group_fd)
+{
+	return syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, 0);
 }
 
 /* The call returned -1 and failed with exactly @err. */
