@@ -5,6 +5,8 @@
 #
 # Configure (tinyconfig + testbed/kernel.config + extra fragments) and build
 # an x86_64 bzImage of the kernel tree SRC into the output directory O.
+# KERNEL_FRAGMENT replaces testbed/kernel.config (empty: tinyconfig and the
+# extra fragments only).
 # SRC is never written to (out-of-tree build, make O=...).
 #
 # The configuration is only regenerated when the fragments, the tree's
@@ -18,6 +20,7 @@
 #   PERFMON_CACHE  cache root (default /var/cache/perfmon-lite)
 #   JOBS           make -j value (default: nproc)
 #   NO_CCACHE=1    compile with plain gcc
+#   KERNEL_FRAGMENT  the base fragment (default testbed/kernel.config)
 
 set -euo pipefail
 
@@ -34,7 +37,9 @@ mkdir -p -- "$2"
 O=$(readlink -f -- "$2")
 shift 2
 
-FRAGMENTS=("$TESTBED/kernel.config")
+FRAGMENTS=()
+base=${KERNEL_FRAGMENT-$TESTBED/kernel.config}
+[ -z "$base" ] || FRAGMENTS+=("$(readlink -f -- "$base")")
 for f in "$@"; do
 	[ -r "$f" ] || { echo "build-kernel: no such fragment: $f" >&2; exit 2; }
 	FRAGMENTS+=("$(readlink -f -- "$f")")

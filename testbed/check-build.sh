@@ -9,8 +9,18 @@
 # They are checked out one after the other in $BASE_REPO, so that git
 # rewrites only the files that differ and make rebuilds incrementally, in
 # one build directory ($CACHE/build/test), which ends with the final state:
-# the test kernel. A state that built once with the same configuration is
+# the test kernel. The first state (the pristine tree and the uapi header:
+# no perfmon code) is kept in $CACHE/build/first for check-pmu.sh.
+#
+# A state is identified by its kernel sources: its tree without the files
+# that no part of "make bzImage" reads (Documentation/, the selftests,
+# MAINTAINERS). A patch that changes only those has the build of the state
+# before it, and a state that built once with the same configuration is
 # not built again (stamps in $CACHE/stamps).
+#
+# Without CONFIG_PERFMON, the final tree is built from the smallest
+# configuration that compiles every hook (noperfmon.config on tinyconfig):
+# that build is a compile and link check, nothing boots it.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -30,6 +40,13 @@ mkdir -p "$CACHE/stamps"
 TEST_O=$CACHE/build/test
 NOPFM_O=$CACHE/build/noperfmon
 I386_O=$CACHE/build/i386
+FIRST_O=$CACHE/build/first
+
+# kbuild_id COMMIT: the identity of a state's kernel sources.
+kbuild_id() {
+	git -C "$BASE_REPO" ls-tree -r "$1" -- . ':!Documentation' \
+		':!tools/testing/selftests' ':!MAINTAINERS' | sha256sum | cut -c1-40
+}
 
 # build_state COMMIT TREE O LABEL [fragment...]
 build_state() {
@@ -42,7 +59,8 @@ build_state() {
 	fi
 	git -C "$BASE_REPO" checkout -q -f --detach "$commit" || return 1
 	rm -f "$o/.perfmon-tree"
-	if "$TESTBED/build-kernel.sh" "$BASE_REPO" "$o" "$@" >"$log" 2>&1; then
+	if KERNEL_FRAGMENT=${KERNEL_FRAGMENT-$TESTBED/kernel.config} \
+	   "$TESTBED/build-kernel.sh" "$BASE_REPO" "$o" "$@" >"$log" 2>&1; then
 		echo "$tree" >"$o/.perfmon-tree"
 		touch "$stamp"
 		return 0
@@ -52,13 +70,20 @@ build_state() {
 }
 
 failed=no
-last_commit= last_tree=
-while read -r commit tree name; do
+last_commit= last_tree= first_commit= first_tree= prev_id=
+while read -r commit name; do
+	tree=$(kbuild_id "$commit")
 	last_commit=$commit last_tree=$tree
+	[ -n "$first_commit" ] || first_commit=$commit first_tree=$tree
 	if [ "$failed" = yes ]; then
 		result SKIP "build $name" "an earlier patch did not build"
 		continue
 	fi
+	if [ "$tree" = "$prev_id" ]; then
+		result PASS "build $name (kernel sources as in the patch before)"
+		continue
+	fi
+	prev_id=$tree
 	if [ -e "$CACHE/stamps/test-$tree-$cfg_hash" ]; then
 		result PASS "build $name"
 		continue
@@ -67,19 +92,30 @@ while read -r commit tree name; do
 	if build_state "$commit" "$tree" "$TEST_O" test; then
 		msg "  built $name ($(($(date +%s) - t0)) s)"
 		result PASS "build $name"
+		if [ "$tree" = "$first_tree" ]; then
+			mkdir -p "$FIRST_O/arch/x86/boot"
+			cp "$TEST_O/arch/x86/boot/bzImage" "$FIRST_O/arch/x86/boot/bzImage"
+			echo "$tree" >"$FIRST_O/.perfmon-tree"
+			touch "$CACHE/stamps/first-$tree-$cfg_hash"
+		fi
 	else
 		result FAIL "build $name" "see $LOGDIR/build-test-${tree:0:12}.log"
 		failed=yes
 	fi
-done <"$commits"
+done < <(cut -d' ' -f1,3 "$commits")
 
 [ "$failed" = no ] || exit 1
+
+# The kernel of the first state, for the PMU proof (built on its own when
+# the test build directory went past it in an earlier run).
+build_state "$first_commit" "$first_tree" "$FIRST_O" first ||
+	{ result FAIL "build the first state for the PMU proof" "see $LOGDIR"; exit 1; }
 
 # The final state must be what the test build directory holds.
 build_state "$last_commit" "$last_tree" "$TEST_O" test ||
 	{ result FAIL "build final tree" "see $LOGDIR"; exit 1; }
 
-if build_state "$last_commit" "$last_tree" "$NOPFM_O" noperfmon "$TESTBED/noperfmon.config"; then
+if KERNEL_FRAGMENT= build_state "$last_commit" "$last_tree" "$NOPFM_O" noperfmon "$TESTBED/noperfmon.config"; then
 	if grep -q '^CONFIG_PERFMON=y' "$NOPFM_O/.config"; then
 		result FAIL "build final tree without CONFIG_PERFMON" "CONFIG_PERFMON is still set"
 	else

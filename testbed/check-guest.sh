@@ -62,6 +62,10 @@ log=$LOGDIR/kselftest-build.log
 	(cd "$STAGE32" && find . | cpio -o -H newc --quiet | gzip -1) >"$INITRD32"
 } >"$log" 2>&1 || { result FAIL "guest: build the kselftests and the initramfs" "see $log"; exit 1; }
 
+ksft_id=$(files_id "$KSFT_INSTALL" "$TESTBED/mkinitramfs.sh" "$TESTBED/guest")
+ksft32_id=$(files_id "$STAGE32")
+scripts_id=$(files_id "$TESTBED/run-guest.sh" "$TESTBED/parse-log.py" "$0")
+
 rc=0
 for run in $GUEST_RUNS; do
 	label=${run%%:*}
@@ -79,10 +83,10 @@ for run in $GUEST_RUNS; do
 			continue
 		fi ;;
 	esac
-	kernel=$bzimage initrd=$INITRD
+	kernel=$bzimage initrd=$INITRD initrd_id=$ksft_id
 	case "$label" in
 	i386*)
-		kernel=$I386_BZIMAGE initrd=$INITRD32
+		kernel=$I386_BZIMAGE initrd=$INITRD32 initrd_id=$ksft32_id
 		if [ ! -f "$kernel" ]; then
 			result FAIL "guest[$label] no 32-bit kernel" "its build failed"
 			rc=1
@@ -90,11 +94,27 @@ for run in $GUEST_RUNS; do
 		fi ;;
 	esac
 	t0=$(date +%s)
-	"$TESTBED/run-guest.sh" ${qemu:+--qemu "$qemu"} --kernel "$kernel" --initrd "$initrd" --cpu "$cpu" \
-		${tests:+--append "testbed.ksft=$tests"} \
-		--log "$glog" --timeout "${GUEST_TIMEOUT:-900}" >"$LOGDIR/run-guest-$label.out" 2>&1
-	msg "  guest $label (-cpu $cpu${tests:+, $tests}): $(($(date +%s) - t0)) s, log $glog"
-	python3 "$TESTBED/parse-log.py" "$glog" >"$LOGDIR/parse-$label.out" 2>&1 || rc=1
+	key=guest-$( { files_id "$kernel" "${qemu:-$(command -v qemu-system-x86_64)}"
+		echo "$initrd_id $scripts_id $cpu|$tests|${GUEST_TIMEOUT:-900}"; } | sha256sum | cut -c1-24)
+	if kept=$(cached_run "$key"); then
+		cp "$kept/guest.log" "$glog"
+		cp "$kept/parse.out" "$LOGDIR/parse-$label.out"
+		msg "  guest $label (-cpu $cpu${tests:+, $tests}): inputs unchanged since $(cat "$kept/done"), results reused, log $glog"
+	else
+		"$TESTBED/run-guest.sh" ${qemu:+--qemu "$qemu"} --kernel "$kernel" --initrd "$initrd" --cpu "$cpu" \
+			${tests:+--append "testbed.ksft=$tests"} \
+			--log "$glog" --timeout "${GUEST_TIMEOUT:-900}" >"$LOGDIR/run-guest-$label.out" 2>&1
+		msg "  guest $label (-cpu $cpu${tests:+, $tests}): $(($(date +%s) - t0)) s, log $glog"
+		if python3 "$TESTBED/parse-log.py" "$glog" >"$LOGDIR/parse-$label.out" 2>&1; then
+			cp "$glog" "$LOGDIR/guest.log.tmp" && cp "$LOGDIR/parse-$label.out" "$LOGDIR/parse.out.tmp" &&
+				mv "$LOGDIR/guest.log.tmp" "$LOGDIR/guest.log" &&
+				mv "$LOGDIR/parse.out.tmp" "$LOGDIR/parse.out" &&
+				keep_run "$key" "$LOGDIR/guest.log" "$LOGDIR/parse.out"
+			rm -f "$LOGDIR/guest.log" "$LOGDIR/parse.out"
+		else
+			rc=1
+		fi
+	fi
 	# Every line but the closing count is one result: "STATUS KIND NAME".
 	sed '$d' "$LOGDIR/parse-$label.out" |
 		while read -r status rest; do

@@ -91,3 +91,35 @@ ensure_base_repo() {
 
 # Top-level folders of the repository that hold the tree view.
 TREE_VIEW_DIRS="arch kernel include tools Documentation samples"
+
+# Results of a guest run are kept under the hash of everything the run
+# reads (kernel, initramfs contents, QEMU, scripts) and reused while that
+# hash holds; only passing runs are kept. CHECK_NO_CACHE=1 reruns all.
+RESULT_CACHE=$CACHE/results-cache
+
+# files_id PATH...: one hash of the contents of files and directory trees.
+files_id() {
+	local p
+	for p in "$@"; do
+		if [ -d "$p" ]; then
+			(cd "$p" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum)
+		else
+			sha256sum <"$p"
+		fi
+	done | sha256sum | cut -c1-24
+}
+
+# cached_run KEY: the directory of a kept run of KEY, if there is one.
+cached_run() {
+	[ "${CHECK_NO_CACHE:-0}" = 1 ] && return 1
+	[ -e "$RESULT_CACHE/$1/done" ] && echo "$RESULT_CACHE/$1"
+}
+
+# keep_run KEY FILE...: keep these files as the run of KEY.
+keep_run() {
+	local key=$1 d
+	shift
+	d=$RESULT_CACHE/$key
+	rm -rf "$d" && mkdir -p "$d" && cp "$@" "$d"/ && date -u +%FT%TZ >"$d/done"
+}
+

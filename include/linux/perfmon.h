@@ -16,8 +16,7 @@
 
 void __pfm_ctxsw_out(struct task_struct *prev);
 void __pfm_ctxsw_in(struct task_struct *next);
-void __pfm_exit_thread(void);
-void __pfm_exec_drop(void);
+void __pfm_detach_current(void);
 
 /* A new thread starts without a context, whatever its parent has. */
 static inline void pfm_init_task(struct task_struct *task)
@@ -26,18 +25,24 @@ static inline void pfm_init_task(struct task_struct *task)
 	clear_tsk_thread_flag(task, TIF_PERFMON_CTXSW);
 }
 
-/* The calling thread exits: its context, if any, is detached. */
+/*
+ * The calling thread exits: its context, if any, is detached and keeps the
+ * final values, readable through its descriptor.
+ */
 static inline void pfm_exit_thread(void)
 {
 	if (unlikely(current->pfm_context))
-		__pfm_exit_thread();
+		__pfm_detach_current();
 }
 
-/* The calling thread execs into a non-dumpable image. */
+/*
+ * The calling thread execs into a non-dumpable image: whoever monitored it
+ * loses it, as with perf_events.
+ */
 static inline void pfm_exec_drop(void)
 {
 	if (unlikely(current->pfm_context))
-		__pfm_exec_drop();
+		__pfm_detach_current();
 }
 
 /*

@@ -13,15 +13,28 @@
 #ifndef _LINUX_PERFMON_PMU_H
 #define _LINUX_PERFMON_PMU_H
 
+#include <linux/bitops.h>
 #include <linux/types.h>
 
 /* Highest number of PMCs and PMDs a PMU description may have. */
 #define PFM_MAX_HW_PMCS		32
 #define PFM_MAX_HW_PMDS		32
 
-/* struct pfm_regdesc.type */
+/*
+ * struct pfm_regdesc.type. Every PMD that exists is a counter, virtualized
+ * to 64 bits.
+ */
 #define PFM_REG_IMPL		0x01	/* the register exists */
-#define PFM_REG_CNT		0x02	/* PMD: a counter, virtualized to 64 bits */
+
+/*
+ * Register numbers are below 32, PFM_MAX_HW_PMCS and PFM_MAX_HW_PMDS: a
+ * set of registers is a u64 bitmask, bit n for register n, and
+ * pfm_for_each_reg() walks it from the lowest register up.
+ */
+#define pfm_for_each_reg(n, mask)					\
+	for (u64 __pfm_m = (mask);					\
+	     __pfm_m && ((n) = __ffs64(__pfm_m), true);			\
+	     __pfm_m &= __pfm_m - 1)
 
 /**
  * struct pfm_regdesc - one PMC or PMD
@@ -81,9 +94,9 @@ struct pfm_regdesc {
  * @user_rdpmc: allow or forbid reading the counters from user space on
  *	this CPU
  *
- * Register numbers are below 64, so bitmasks of registers are u64. Every
- * operation but @reserve and @release acts on the PMU of the calling CPU
- * and is called with interrupts disabled or from the overflow interrupt.
+ * Every operation but @reserve and @release acts on the PMU of the
+ * calling CPU and is called with interrupts disabled or from the overflow
+ * interrupt.
  */
 struct pfm_pmu {
 	const char			*model;

@@ -202,8 +202,12 @@ int pfm_unload_context(struct pfm_context *ctx)
 	return pfm_detach(ctx);
 }
 
-/* Detach the context of the calling thread, if it has one. */
-static void pfm_detach_current(void)
+/**
+ * __pfm_detach_current - detach the context of the calling thread
+ *
+ * At its exit, and at an exec into a non-dumpable image.
+ */
+void __pfm_detach_current(void)
 {
 	struct pfm_context *ctx;
 
@@ -220,26 +224,6 @@ static void pfm_detach_current(void)
 		pfm_detach(ctx);
 	mutex_unlock(&ctx->mutex);
 	pfm_context_put(ctx);
-}
-
-/**
- * __pfm_exit_thread - the calling thread exits: detach its context
- *
- * The context keeps the final values, readable through its descriptor.
- */
-void __pfm_exit_thread(void)
-{
-	pfm_detach_current();
-}
-
-/**
- * __pfm_exec_drop - the calling thread execs into a non-dumpable image
- *
- * Whoever monitored it loses it, as perf_events does.
- */
-void __pfm_exec_drop(void)
-{
-	pfm_detach_current();
 }
 
 /* Deferred work: a zombie context detaches itself from its thread. */

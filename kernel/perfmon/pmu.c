@@ -25,8 +25,7 @@ static int __init pfm_pmu_check(const struct pfm_pmu *pmu)
 		if (d->ctl >= pmu->num_pmcs ||
 		    !(pmu->pmc[d->ctl].type & PFM_REG_IMPL))
 			return -EINVAL;
-		if ((d->type & PFM_REG_CNT) &&
-		    (!d->width || d->width >= d->hw_width || d->hw_width > 64))
+		if (!d->width || d->width >= d->hw_width || d->hw_width > 64)
 			return -EINVAL;
 	}
 	return 0;
@@ -62,8 +61,7 @@ int __init pfm_pmu_register(const struct pfm_pmu *pmu)
 			continue;
 		pmds++;
 		pfm_pmc_pmds[d->ctl] |= BIT_ULL(i);
-		if (d->type & PFM_REG_CNT)
-			pfm_pmu_counters |= BIT_ULL(i);
+		pfm_pmu_counters |= BIT_ULL(i);
 	}
 	pfm_pmu = pmu;
 	pr_info("perfmon: %s PMU, %u PMCs, %u PMDs\n", pmu->model, pmcs, pmds);

@@ -89,7 +89,7 @@ static void pfm_apply_pmcs(struct pfm_context *ctx,
 {
 	unsigned long n;
 
-	for_each_set_bit(n, (unsigned long *)&b->pmcs, PFM_MAX_HW_PMCS) {
+	pfm_for_each_reg(n, b->pmcs) {
 		u64 pmds = pfm_pmc_pmds[n];
 
 		if (b->no_emul64 & BIT_ULL(n))
@@ -214,7 +214,7 @@ int pfm_write_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
 	ret = pfm_ctx_lock(ctx, &flags);
 	if (ret)
 		return ret;
-	for_each_set_bit(n, (unsigned long *)&b.pmds, PFM_MAX_HW_PMDS) {
+	pfm_for_each_reg(n, b.pmds) {
 		ctx->pmds[n] = b.value[n];
 		ctx->used_pmcs |= BIT_ULL(pfm_pmu->pmd[n].ctl);
 	}
@@ -259,7 +259,7 @@ int pfm_read_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
 	ret = pfm_ctx_lock(ctx, &flags);
 	if (ret)
 		return ret;
-	for_each_set_bit(n, (unsigned long *)&pmds, PFM_MAX_HW_PMDS)
+	pfm_for_each_reg(n, pmds)
 		value[n] = ctx->pmds[n];
 	pfm_ctx_unlock(ctx, flags);
 

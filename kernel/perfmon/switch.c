@@ -77,7 +77,7 @@ static void pfm_clear_hw_pmds(u64 pmds)
 {
 	unsigned long i;
 
-	for_each_set_bit(i, (unsigned long *)&pmds, PFM_MAX_HW_PMDS) {
+	pfm_for_each_reg(i, pmds) {
 		pfm_pmu->write_pmd(i, 0);
 		pfm_stat_inc(pmds_cleared);
 	}
@@ -126,15 +126,13 @@ static void pfm_save(struct pfm_context *ctx)
 
 	if (pmu->disable)
 		pmu->disable();
-	for_each_set_bit(i, (unsigned long *)&ctx->used_pmcs, PFM_MAX_HW_PMCS)
+	pfm_for_each_reg(i, ctx->used_pmcs)
 		pmu->write_pmc(i, 0);
 
-	for_each_set_bit(i, (unsigned long *)&ctx->used_pmds, PFM_MAX_HW_PMDS) {
+	pfm_for_each_reg(i, ctx->used_pmds) {
 		const struct pfm_regdesc *d = &pmu->pmd[i];
 		u64 hw;
 
-		if (!(d->type & PFM_REG_CNT))
-			continue;
 		hw = pmu->read_pmd(i);
 		if (pfm_overflowed(hw, d->width))
 			wrapped |= BIT_ULL(i);
@@ -206,12 +204,12 @@ static void pfm_load(struct pfm_context *ctx)
 	ctx->last_cpu = cpu;
 
 	pmds &= ctx->used_pmds;
-	for_each_set_bit(i, (unsigned long *)&pmds, PFM_MAX_HW_PMDS)
+	pfm_for_each_reg(i, pmds)
 		pfm_write_hw_pmd(ctx, i);
 	ctx->dirty_pmds = 0;
 
 	if (ctx->started) {
-		for_each_set_bit(i, (unsigned long *)&ctx->used_pmcs, PFM_MAX_HW_PMCS)
+		pfm_for_each_reg(i, ctx->used_pmcs)
 			pmu->write_pmc(i, ctx->pmcs[i]);
 		if (pmu->enable)
 			pmu->enable(pfm_counting_pmds(ctx));
@@ -342,7 +340,7 @@ int pfm_interrupt(void)
 	ctx = READ_ONCE(pc->ctx);
 	if (ctx && ctx->started) {
 		cand = pfm_counting_pmds(ctx) & ~ctx->no_emul64;
-		for_each_set_bit(i, (unsigned long *)&cand, PFM_MAX_HW_PMDS) {
+		pfm_for_each_reg(i, cand) {
 			if (!pfm_overflowed(pmu->read_pmd(i), pmu->pmd[i].width))
 				continue;
 			pfm_rearm(ctx, i);

@@ -118,7 +118,7 @@ static void pfm_x86_reset(void)
 		if (pfm_x86.pmc[i].type & PFM_REG_IMPL)
 			wrmsrl(pfm_x86.pmc[i].addr, 0);
 	for (i = 0; i < pfm_x86.pmu.num_pmds; i++)
-		if (pfm_x86.pmd[i].type & PFM_REG_CNT)
+		if (pfm_x86.pmd[i].type & PFM_REG_IMPL)
 			pfm_x86_write_pmd(i, 0);
 	pfm_x86_ack(GENMASK_ULL(PFM_MAX_HW_PMDS - 1, 0) &
 		    (GENMASK_ULL(pfm_x86.num_gp - 1, 0) |

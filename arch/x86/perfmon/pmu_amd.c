@@ -65,7 +65,7 @@ void pfm_amd64_build(struct pfm_x86_pmu *p, unsigned int num_counters,
 		};
 		p->pmd[i] = (struct pfm_regdesc) {
 			.name = pfm_amd_ctr_names[i],
-			.type = PFM_REG_IMPL | PFM_REG_CNT,
+			.type = PFM_REG_IMPL,
 			.ctl = i,
 			.width = 47,
 			.hw_width = 48,

@@ -86,7 +86,7 @@ static void pfm_intel_build(struct pfm_x86_pmu *p, const char *model,
 		};
 		p->pmd[i] = (struct pfm_regdesc) {
 			.name = pfm_pmc_names[i],
-			.type = PFM_REG_IMPL | PFM_REG_CNT,
+			.type = PFM_REG_IMPL,
 			.ctl = i,
 			/* legacy writes: 31 bits, the rest sign extended */
 			.width = fw ? gp_width - 1 : 31,
@@ -110,7 +110,7 @@ static void pfm_intel_build(struct pfm_x86_pmu *p, const char *model,
 		for (j = 0; j < num_fixed; j++)
 			p->pmd[PFM_X86_FIXED_BASE + j] = (struct pfm_regdesc) {
 				.name = pfm_fixed_names[j],
-				.type = PFM_REG_IMPL | PFM_REG_CNT,
+				.type = PFM_REG_IMPL,
 				.ctl = PFM_X86_FIXED_BASE,
 				/* fixed counters are written full width */
 				.width = fixed_width - 1,
