@@ -3,16 +3,19 @@
  * perfmon: per-thread hardware counters with the perfmon2 interface.
  *
  * The hooks the rest of the kernel calls. Threads without a context pay
- * nothing: the context switch hooks run only for threads that carry
- * TIF_PERFMON_CTXSW.
+ * nothing: the architecture calls the context switch hooks only for the
+ * threads perfmon marked with arch_pfm_ctxsw_enable() (<asm/perfmon.h>).
  */
 #ifndef _LINUX_PERFMON_H
 #define _LINUX_PERFMON_H
 
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <uapi/linux/perfmon.h>
 
 #ifdef CONFIG_PERFMON
+
+#include <asm/perfmon.h>
 
 void __pfm_ctxsw_out(struct task_struct *prev);
 void __pfm_ctxsw_in(struct task_struct *next);
@@ -21,8 +24,8 @@ void __pfm_detach_current(void);
 /* A new thread starts without a context, whatever its parent has. */
 static inline void pfm_init_task(struct task_struct *task)
 {
-	task->pfm_context = NULL;
-	clear_tsk_thread_flag(task, TIF_PERFMON_CTXSW);
+	RCU_INIT_POINTER(task->pfm_context, NULL);
+	arch_pfm_ctxsw_disable(task);
 }
 
 /*
@@ -31,7 +34,7 @@ static inline void pfm_init_task(struct task_struct *task)
  */
 static inline void pfm_exit_thread(void)
 {
-	if (unlikely(current->pfm_context))
+	if (unlikely(rcu_access_pointer(current->pfm_context)))
 		__pfm_detach_current();
 }
 
@@ -41,21 +44,22 @@ static inline void pfm_exit_thread(void)
  */
 static inline void pfm_exec_drop(void)
 {
-	if (unlikely(current->pfm_context))
+	if (unlikely(rcu_access_pointer(current->pfm_context)))
 		__pfm_detach_current();
 }
 
 /*
- * Context switch from @prev to @next, for the architecture to call when
- * either has TIF_PERFMON_CTXSW, with interrupts disabled.
+ * Context switch of a marked thread, out of its CPU and into one, for the
+ * architecture to call with interrupts disabled.
  */
-static inline void pfm_ctxsw(struct task_struct *prev,
-			     struct task_struct *next)
+static inline void pfm_ctxsw_out(struct task_struct *prev)
 {
-	if (test_tsk_thread_flag(prev, TIF_PERFMON_CTXSW))
-		__pfm_ctxsw_out(prev);
-	if (test_tsk_thread_flag(next, TIF_PERFMON_CTXSW))
-		__pfm_ctxsw_in(next);
+	__pfm_ctxsw_out(prev);
+}
+
+static inline void pfm_ctxsw_in(struct task_struct *next)
+{
+	__pfm_ctxsw_in(next);
 }
 
 #else
@@ -63,8 +67,8 @@ static inline void pfm_ctxsw(struct task_struct *prev,
 static inline void pfm_init_task(struct task_struct *task) { }
 static inline void pfm_exit_thread(void) { }
 static inline void pfm_exec_drop(void) { }
-static inline void pfm_ctxsw(struct task_struct *prev,
-			     struct task_struct *next) { }
+static inline void pfm_ctxsw_out(struct task_struct *prev) { }
+static inline void pfm_ctxsw_in(struct task_struct *next) { }
 
 #endif /* CONFIG_PERFMON */
 

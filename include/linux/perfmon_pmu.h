@@ -83,9 +83,9 @@ struct pfm_regdesc {
  * @write_pmd: write a PMD of this CPU; the value has every bit from the
  *	counter's width up to its hardware width set
  * @read_pmd: read a PMD of this CPU
- * @enable: let the counters of the PMDs in a bitmask count (a global
- *	enable, where the PMU has one); may be NULL
- * @disable: stop every counter (a global disable); may be NULL
+ * @enable: let the counters of the PMDs in a bitmask count (the global
+ *	enable, where the PMU has one)
+ * @disable: stop every counter (the global disable, where the PMU has one)
  * @ack: acknowledge the overflows of the PMDs in a bitmask, after an
  *	overflow interrupt or when counters are saved
  * @rdpmc_users: which threads the platform lets read counters from user space
@@ -94,9 +94,9 @@ struct pfm_regdesc {
  * @user_rdpmc: allow or forbid reading the counters from user space on
  *	this CPU
  *
- * Every operation but @reserve and @release acts on the PMU of the
- * calling CPU and is called with interrupts disabled or from the overflow
- * interrupt.
+ * Every operation must be set. All but @reserve and @release act on the
+ * PMU of the calling CPU and are called with interrupts disabled or from
+ * the overflow interrupt; the core calls those through static calls.
  */
 struct pfm_pmu {
 	const char			*model;

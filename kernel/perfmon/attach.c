@@ -30,7 +30,8 @@ static int pfm_check_stopped(struct task_struct *task)
 	int ret = -ESRCH;
 
 	read_lock(&tasklist_lock);
-	if (task->ptrace && task->parent == current && task_is_traced(task))
+	if (task->ptrace && rcu_access_pointer(task->parent) == current &&
+	    task_is_traced(task))
 		ret = 0;
 	read_unlock(&tasklist_lock);
 
@@ -120,10 +121,10 @@ int pfm_load_context(struct pfm_context *ctx, const struct pfarg_load *req)
 	task_lock(task);
 	if (task->flags & PF_EXITING)
 		ret = -EBUSY;
-	else if (task->pfm_context)
+	else if (rcu_access_pointer(task->pfm_context))
 		ret = -EEXIST;
 	else
-		WRITE_ONCE(task->pfm_context, ctx);
+		rcu_assign_pointer(task->pfm_context, ctx);
 	task_unlock(task);
 	if (ret) {
 		pfm_session_put();
@@ -139,7 +140,7 @@ int pfm_load_context(struct pfm_context *ctx, const struct pfarg_load *req)
 	ctx->started = false;
 	ctx->last_cpu = -1;
 	ctx->dirty_pmds = ctx->used_pmds;
-	set_tsk_thread_flag(task, TIF_PERFMON_CTXSW);
+	arch_pfm_ctxsw_enable(task);
 	/* for the caller itself, this makes the context live */
 	pfm_ctx_unlock(ctx, flags);
 	pfm_dbg("%s[%d] loaded a context on thread %d\n", current->comm,
@@ -172,9 +173,9 @@ static int pfm_detach(struct pfm_context *ctx)
 	pfm_ctx_unlock(ctx, flags);
 
 	task_lock(task);
-	WRITE_ONCE(task->pfm_context, NULL);
+	RCU_INIT_POINTER(task->pfm_context, NULL);
 	task_unlock(task);
-	clear_tsk_thread_flag(task, TIF_PERFMON_CTXSW);
+	arch_pfm_ctxsw_disable(task);
 
 	pfm_dbg("context unloaded from thread %d\n", task_pid_nr(task));
 	put_task_struct(task);
@@ -212,7 +213,8 @@ void __pfm_detach_current(void)
 	struct pfm_context *ctx;
 
 	task_lock(current);
-	ctx = current->pfm_context;
+	ctx = rcu_dereference_protected(current->pfm_context,
+					lockdep_is_held(&current->alloc_lock));
 	if (ctx && !refcount_inc_not_zero(&ctx->refs))
 		ctx = NULL;
 	task_unlock(current);

@@ -8,14 +8,30 @@
 #include <linux/init.h>
 #include <linux/perfmon_pmu.h>
 #include <linux/printk.h>
+#include <linux/static_call.h>
 
 #include "resource.h"
+
+DEFINE_STATIC_CALL_NULL(pfm_write_pmc, *pfm_pmu->write_pmc);
+DEFINE_STATIC_CALL_NULL(pfm_write_pmd, *pfm_pmu->write_pmd);
+DEFINE_STATIC_CALL_NULL(pfm_read_pmd, *pfm_pmu->read_pmd);
+DEFINE_STATIC_CALL_NULL(pfm_enable, *pfm_pmu->enable);
+DEFINE_STATIC_CALL_NULL(pfm_disable, *pfm_pmu->disable);
+DEFINE_STATIC_CALL_NULL(pfm_ack, *pfm_pmu->ack);
+DEFINE_STATIC_CALL_NULL(pfm_user_rdpmc, *pfm_pmu->user_rdpmc);
+DEFINE_STATIC_CALL_NULL(pfm_reset, *pfm_pmu->reset);
+DEFINE_STATIC_CALL_NULL(pfm_rdpmc_users, *pfm_pmu->rdpmc_users);
 
 static int __init pfm_pmu_check(const struct pfm_pmu *pmu)
 {
 	unsigned int i;
 
 	if (pmu->num_pmcs > PFM_MAX_HW_PMCS || pmu->num_pmds > PFM_MAX_HW_PMDS)
+		return -EINVAL;
+	if (!pmu->reserve || !pmu->release || !pmu->write_pmc ||
+	    !pmu->write_pmd || !pmu->read_pmd || !pmu->enable ||
+	    !pmu->disable || !pmu->ack || !pmu->user_rdpmc || !pmu->reset ||
+	    !pmu->rdpmc_users)
 		return -EINVAL;
 	for (i = 0; i < pmu->num_pmds; i++) {
 		const struct pfm_regdesc *d = &pmu->pmd[i];
@@ -63,6 +79,15 @@ int __init pfm_pmu_register(const struct pfm_pmu *pmu)
 		pfm_pmc_pmds[d->ctl] |= BIT_ULL(i);
 		pfm_pmu_counters |= BIT_ULL(i);
 	}
+	static_call_update(pfm_write_pmc, pmu->write_pmc);
+	static_call_update(pfm_write_pmd, pmu->write_pmd);
+	static_call_update(pfm_read_pmd, pmu->read_pmd);
+	static_call_update(pfm_enable, pmu->enable);
+	static_call_update(pfm_disable, pmu->disable);
+	static_call_update(pfm_ack, pmu->ack);
+	static_call_update(pfm_user_rdpmc, pmu->user_rdpmc);
+	static_call_update(pfm_reset, pmu->reset);
+	static_call_update(pfm_rdpmc_users, pmu->rdpmc_users);
 	pfm_pmu = pmu;
 	pr_info("perfmon: %s PMU, %u PMCs, %u PMDs\n", pmu->model, pmcs, pmds);
 	return 0;

@@ -16,7 +16,8 @@
  * CPU and cleared before such a thread runs, and when perfmon gives the
  * PMU back.
  *
- * Only threads with TIF_PERFMON_CTXSW come here; others pay nothing.
+ * Only the threads marked with arch_pfm_ctxsw_enable() come here; others
+ * pay nothing.
  */
 
 #include <linux/jiffies.h>
@@ -24,6 +25,7 @@
 #include <linux/perfmon.h>
 #include <linux/sched.h>
 #include <linux/smp.h>
+#include <linux/static_call.h>
 
 #include "context.h"
 #include "counter.h"
@@ -63,7 +65,7 @@ static void pfm_write_hw_pmd(struct pfm_context *ctx, unsigned int i)
 {
 	const struct pfm_regdesc *d = &pfm_pmu->pmd[i];
 
-	pfm_pmu->write_pmd(i, pfm_hw_value(ctx->pmds[i], d->width, d->hw_width));
+	static_call(pfm_write_pmd)(i, pfm_hw_value(ctx->pmds[i], d->width, d->hw_width));
 }
 
 /* The counters controlled by the used PMCs, for the global enable. */
@@ -78,7 +80,7 @@ static void pfm_clear_hw_pmds(u64 pmds)
 	unsigned long i;
 
 	pfm_for_each_reg(i, pmds) {
-		pfm_pmu->write_pmd(i, 0);
+		static_call(pfm_write_pmd)(i, 0);
 		pfm_stat_inc(pmds_cleared);
 	}
 }
@@ -124,16 +126,15 @@ static void pfm_save(struct pfm_context *ctx)
 	barrier();
 	WRITE_ONCE(pc->ctx, NULL);
 
-	if (pmu->disable)
-		pmu->disable();
+	static_call(pfm_disable)();
 	pfm_for_each_reg(i, ctx->used_pmcs)
-		pmu->write_pmc(i, 0);
+		static_call(pfm_write_pmc)(i, 0);
 
 	pfm_for_each_reg(i, ctx->used_pmds) {
 		const struct pfm_regdesc *d = &pmu->pmd[i];
 		u64 hw;
 
-		hw = pmu->read_pmd(i);
+		hw = static_call(pfm_read_pmd)(i);
 		if (pfm_overflowed(hw, d->width))
 			wrapped |= BIT_ULL(i);
 		ctx->pmds[i] = pfm_fold(ctx->pmds[i], hw, d->width,
@@ -145,10 +146,10 @@ static void pfm_save(struct pfm_context *ctx)
 		}
 	}
 	if (wrapped) {
-		pmu->ack(wrapped);
+		static_call(pfm_ack)(wrapped);
 		WRITE_ONCE(pc->stale_until, jiffies + PFM_STALE_JIFFIES);
 	}
-	if (pmu->rdpmc_users() == PFM_RDPMC_ALWAYS) {
+	if (static_call(pfm_rdpmc_users)() == PFM_RDPMC_ALWAYS) {
 		/* the next thread may read them, whoever it is */
 		pfm_clear_hw_pmds(pfm_counting_pmds(ctx));
 		ctx->last_cpu = -1;
@@ -156,7 +157,7 @@ static void pfm_save(struct pfm_context *ctx)
 		pc->dirty |= pfm_counting_pmds(ctx);
 	}
 	if (ctx->is_self)
-		pmu->user_rdpmc(false);
+		static_call(pfm_user_rdpmc)(false);
 
 	ctx->live_cpu = -1;
 	barrier();
@@ -170,7 +171,6 @@ static void pfm_save(struct pfm_context *ctx)
  */
 static void pfm_load(struct pfm_context *ctx)
 {
-	const struct pfm_pmu *pmu = pfm_pmu;
 	struct pfm_cpu *pc = this_cpu_ptr(&pfm_cpu);
 	int cpu = smp_processor_id();
 	unsigned int readers;
@@ -185,7 +185,7 @@ static void pfm_load(struct pfm_context *ctx)
 	 * its other user left there goes, and no context's values are left.
 	 */
 	if (unlikely(pc->gen != READ_ONCE(pfm_pmu_gen))) {
-		pmu->reset();
+		static_call(pfm_reset)();
 		pc->gen = READ_ONCE(pfm_pmu_gen);
 		pc->act++;
 		pc->dirty = 0;
@@ -210,11 +210,10 @@ static void pfm_load(struct pfm_context *ctx)
 
 	if (ctx->started) {
 		pfm_for_each_reg(i, ctx->used_pmcs)
-			pmu->write_pmc(i, ctx->pmcs[i]);
-		if (pmu->enable)
-			pmu->enable(pfm_counting_pmds(ctx));
+			static_call(pfm_write_pmc)(i, ctx->pmcs[i]);
+		static_call(pfm_enable)(pfm_counting_pmds(ctx));
 	}
-	readers = pmu->rdpmc_users();
+	readers = static_call(pfm_rdpmc_users)();
 	if (readers == PFM_RDPMC_ALWAYS ||
 	    (readers == PFM_RDPMC_SELF && ctx->is_self)) {
 		/* its thread may read every counter: none but its own count */
@@ -223,7 +222,7 @@ static void pfm_load(struct pfm_context *ctx)
 	}
 	/* also with ALWAYS: the setting may go back to SELF while it runs */
 	if (ctx->is_self && readers != PFM_RDPMC_NEVER)
-		pmu->user_rdpmc(true);
+		static_call(pfm_user_rdpmc)(true);
 
 	ctx->live_cpu = cpu;
 	WRITE_ONCE(pc->ctx, ctx);
@@ -274,7 +273,7 @@ void pfm_ctx_unlock(struct pfm_context *ctx, unsigned long flags)
 /* Called from the architecture's context switch, interrupts disabled. */
 void __pfm_ctxsw_out(struct task_struct *prev)
 {
-	struct pfm_context *ctx = READ_ONCE(prev->pfm_context);
+	struct pfm_context *ctx = rcu_dereference_sched(prev->pfm_context);
 
 	if (!ctx)
 		return;
@@ -288,7 +287,7 @@ void __pfm_ctxsw_out(struct task_struct *prev)
 /* Called from the architecture's context switch, interrupts disabled. */
 void __pfm_ctxsw_in(struct task_struct *next)
 {
-	struct pfm_context *ctx = READ_ONCE(next->pfm_context);
+	struct pfm_context *ctx = rcu_dereference_sched(next->pfm_context);
 
 	if (!ctx)
 		return;
@@ -313,11 +312,11 @@ static void pfm_rearm(struct pfm_context *ctx, unsigned int i)
 	unsigned int ctl = d->ctl;
 	u64 hw;
 
-	pmu->write_pmc(ctl, 0);
-	hw = pmu->read_pmd(i);
+	static_call(pfm_write_pmc)(ctl, 0);
+	hw = static_call(pfm_read_pmd)(i);
 	ctx->pmds[i] = pfm_combine(ctx->pmds[i], hw, d->width) + BIT_ULL(d->width);
-	pmu->write_pmd(i, pfm_hw_value(hw, d->width, d->hw_width));
-	pmu->write_pmc(ctl, ctx->pmcs[ctl]);
+	static_call(pfm_write_pmd)(i, pfm_hw_value(hw, d->width, d->hw_width));
+	static_call(pfm_write_pmc)(ctl, ctx->pmcs[ctl]);
 }
 
 /**
@@ -341,14 +340,16 @@ int pfm_interrupt(void)
 	if (ctx && ctx->started) {
 		cand = pfm_counting_pmds(ctx) & ~ctx->no_emul64;
 		pfm_for_each_reg(i, cand) {
-			if (!pfm_overflowed(pmu->read_pmd(i), pmu->pmd[i].width))
+			u64 hw = static_call(pfm_read_pmd)(i);
+
+			if (!pfm_overflowed(hw, pmu->pmd[i].width))
 				continue;
 			pfm_rearm(ctx, i);
 			ovfl |= BIT_ULL(i);
 		}
 	}
 	if (ovfl) {
-		pmu->ack(ovfl);
+		static_call(pfm_ack)(ovfl);
 		WRITE_ONCE(pc->stale_until, jiffies + PFM_STALE_JIFFIES);
 		pfm_stat_inc(ovfl_intr);
 		return 1;

@@ -22,6 +22,8 @@
 #include "pmu_x86.h"
 
 static struct pfm_x86_pmu pfm_x86 __ro_after_init;
+/* Under the core's reservation mutex: see pfm_x86_reserve(). */
+static bool pfm_x86_nmi_registered;
 
 static void pfm_x86_write_pmc(unsigned int cnum, u64 value)
 {
@@ -139,6 +141,16 @@ static void pfm_x86_release(void)
 	}
 }
 
+static int pfm_x86_nmi(unsigned int cmd, struct pt_regs *regs)
+{
+	if (!pfm_interrupt())
+		return NMI_DONE;
+	/* Intel masks LVTPC when it delivers a PMI */
+	if (pfm_x86.flags & PFM_X86_LVTPC_MASKS)
+		apic_write(APIC_LVTPC, APIC_DM_NMI);
+	return NMI_HANDLED;
+}
+
 /*
  * Take every counter in the MSR reservation that x86 perf_events uses for
  * all its hardware events, the NMI watchdog included: perf takes them all
@@ -157,6 +169,17 @@ static int pfm_x86_reserve(void)
 			goto fail;
 		}
 	}
+	/*
+	 * The overflow interrupt handler, from the first reservation on: a
+	 * kernel in which no context was ever attached has nothing of perfmon
+	 * on its NMI path. Not first in the chain: while perfmon holds the
+	 * PMU, perf_events has no hardware event and its handler passes.
+	 */
+	if (!pfm_x86_nmi_registered) {
+		if (register_nmi_handler(NMI_LOCAL, pfm_x86_nmi, 0, "perfmon"))
+			goto fail;
+		pfm_x86_nmi_registered = true;
+	}
 	return 0;
 fail:
 	while (i--) {
@@ -164,16 +187,6 @@ fail:
 		release_perfctr_nmi(pfm_x86.pmd[i].addr);
 	}
 	return -EBUSY;
-}
-
-static int pfm_x86_nmi(unsigned int cmd, struct pt_regs *regs)
-{
-	if (!pfm_interrupt())
-		return NMI_DONE;
-	/* Intel masks LVTPC when it delivers a PMI */
-	if (pfm_x86.flags & PFM_X86_LVTPC_MASKS)
-		apic_write(APIC_LVTPC, APIC_DM_NMI);
-	return NMI_HANDLED;
 }
 
 /*
@@ -224,13 +237,6 @@ static int __init pfm_x86_init(void)
 	pfm_x86.pmu.rdpmc_users = pfm_x86_rdpmc_users;
 	pfm_x86.pmu.user_rdpmc = pfm_x86_user_rdpmc;
 
-	ret = register_nmi_handler(NMI_LOCAL, pfm_x86_nmi, NMI_FLAG_FIRST,
-				   "perfmon");
-	if (ret)
-		return ret;
-	ret = pfm_pmu_register(&pfm_x86.pmu);
-	if (ret)
-		unregister_nmi_handler(NMI_LOCAL, "perfmon");
-	return ret;
+	return pfm_pmu_register(&pfm_x86.pmu);
 }
 arch_initcall(pfm_x86_init);
