@@ -19,9 +19,9 @@
 #
 # The boots run GUEST_JOBS (default 1) at a time: a TCG guest keeps
 # about 1.2 host CPUs busy, so two at a time on 2 CPUs gained nothing
-# measurable (547 s against 530 s for the six boots). A boot whose inputs are all
-# unchanged (kernel, initramfs contents, QEMU, the scripts) and that passed
-# before is not repeated: its log and results are reused (lib.sh;
+# measurable (547 s against 530 s for the six boots). A boot whose
+# inputs are all unchanged (kernel, initramfs contents, QEMU, the scripts)
+# and that passed before is not repeated: its log and results are reused (lib.sh;
 # CHECK_NO_CACHE=1 boots everything).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -100,8 +100,8 @@ boot() {
 	fi
 }
 
-# The boots run GUEST_JOBS at a time (a TCG guest keeps about one host
-# CPU busy); their results are recorded afterwards, in GUEST_RUNS order.
+# The boots run GUEST_JOBS at a time; their results are recorded
+# afterwards, in GUEST_RUNS order.
 rc=0
 booted=
 for run in $GUEST_RUNS; do
