@@ -123,6 +123,7 @@ for run in $GUEST_RUNS; do
 	case "$label" in
 	i386*)
 		kernel=$I386_BZIMAGE initrd=$INITRD32 initrd_id=$ksft32_id
+		wait_extra_builds "$LOGDIR" i386
 		if [ ! -f "$kernel" ]; then
 			result FAIL "guest[$label] no 32-bit kernel" "its build failed"
 			rc=1

@@ -12,6 +12,7 @@ set -uo pipefail
 
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(series build pmu guest)
+export CHECK_STAGES="${stages[*]}"
 
 RUN=$CACHE/runs/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$RUN"
@@ -32,7 +33,7 @@ for s in "${stages[@]}"; do
 	fi
 	case "$s" in
 	series) name="series checks (apply, git am, quilt, tree view, form, checkpatch)" ;;
-	build) name="builds (every patch with the test configuration; final tree without perfmon, and as i386)" ;;
+	build) name="builds (every patch with the test configuration; final tree without perfmon, and as i386, the last two in the background when the guests follow)" ;;
 	pmu) name="emulated PMU (QEMU built with testbed/qemu, proven with perf_events)" ;;
 	guest) name="guest (KUnit and kselftests in QEMU)" ;;
 	*) die "unknown stage $s" ;;
@@ -49,6 +50,7 @@ for s in "${stages[@]}"; do
 done
 
 wait
+wait_extra_builds "$RUN"
 msg "total time $(($(date +%s) - T0)) s; results in $RESULTS"
 pass=$(grep -c '^PASS' "$RESULTS")
 fail=$(grep -c '^FAIL' "$RESULTS")
