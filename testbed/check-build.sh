@@ -61,8 +61,7 @@ build_state() {
 	[ "$(git -C "$BASE_REPO" rev-parse HEAD)" = "$(git -C "$BASE_REPO" rev-parse "$commit")" ] ||
 		git -C "$BASE_REPO" checkout -q -f --detach "$commit" || return 1
 	rm -f "$o/.perfmon-tree"
-	if KERNEL_FRAGMENT=${KERNEL_FRAGMENT-$TESTBED/kernel.config} \
-	   "$TESTBED/build-kernel.sh" "$BASE_REPO" "$o" "$@" >"$log" 2>&1; then
+	if "$TESTBED/build-kernel.sh" "$BASE_REPO" "$o" "$@" >"$log" 2>&1; then
 		echo "$tree" >"$o/.perfmon-tree"
 		touch "$stamp"
 		return 0
