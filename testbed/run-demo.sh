@@ -37,7 +37,9 @@ if xz=$(command -v xz) && libs=$(ldd "$xz" | awk '/=>/ { print $3 } /^\t\// { pr
 		cp -L "$lib" "$RUN/root$lib"
 	done
 fi
-# the sample of the series: counts a command's instructions, cycles, branches
+# The sample of the series, as the last patch state has it: counts a
+# command's instructions, cycles, branches; demo.sh compares its -i
+# (PFM_FL_INHERIT) and -t (ptrace) ways of counting a whole command.
 gcc -static -O2 -Wall -isystem "$TEST_O/usr/include" -o "$demo/pfm_count" \
 	"$BASE_REPO/samples/perfmon/pfm_count.c" || stage_fail "" "samples/perfmon/pfm_count.c does not build"
 "$TESTBED/mkinitramfs.sh" "$RUN/initramfs.cpio.gz" "" "$RUN/root" >/dev/null
