@@ -20,17 +20,34 @@
 void __pfm_ctxsw_out(struct task_struct *prev);
 void __pfm_ctxsw_in(struct task_struct *next);
 void __pfm_detach_current(void);
+int __pfm_fork(struct task_struct *p, u64 clone_flags);
+void __pfm_free_task(struct task_struct *p);
 
-/* A new thread starts without a context, whatever its parent has. */
-static inline void pfm_init_task(struct task_struct *task)
+/*
+ * A new task starts without a context of its own, and gets one only when
+ * its creator's context follows the tasks it creates (PFM_FL_INHERIT).
+ */
+static inline int pfm_fork(struct task_struct *p, u64 clone_flags)
 {
-	RCU_INIT_POINTER(task->pfm_context, NULL);
-	arch_pfm_ctxsw_disable(task);
+	RCU_INIT_POINTER(p->pfm_context, NULL);
+	arch_pfm_ctxsw_disable(p);
+	if (likely(!rcu_access_pointer(current->pfm_context)))
+		return 0;
+	return __pfm_fork(p, clone_flags);
+}
+
+/* The creation of @p failed after pfm_fork(). */
+static inline void pfm_free_task(struct task_struct *p)
+{
+	if (unlikely(rcu_access_pointer(p->pfm_context)))
+		__pfm_free_task(p);
 }
 
 /*
  * The calling thread exits: its context, if any, is detached and keeps the
- * final values, readable through its descriptor.
+ * final values, readable through its descriptor; a follower's values are
+ * added into the context it follows. Before the thread's parent, or a
+ * thread waiting for it, is woken.
  */
 static inline void pfm_exit_thread(void)
 {
@@ -64,7 +81,12 @@ static inline void pfm_ctxsw_in(struct task_struct *next)
 
 #else
 
-static inline void pfm_init_task(struct task_struct *task) { }
+static inline int pfm_fork(struct task_struct *p, u64 clone_flags)
+{
+	return 0;
+}
+
+static inline void pfm_free_task(struct task_struct *p) { }
 static inline void pfm_exit_thread(void) { }
 static inline void pfm_exec_drop(void) { }
 static inline void pfm_ctxsw_out(struct task_struct *prev) { }

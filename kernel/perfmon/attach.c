@@ -7,15 +7,19 @@
  * pfm_unload_context(), by the exit of the thread, by an exec that makes
  * the thread non-dumpable, and by close() of its file descriptor: a
  * context attached to another thread then becomes a zombie, which that
- * thread detaches on its way back to user space.
+ * thread detaches on its way back to user space. A context created with
+ * PFM_FL_INHERIT also attaches followers to the tasks its thread creates:
+ * see the end of this file.
  */
 
 #include <linux/atomic.h>
+#include <linux/list.h>
 #include <linux/perfmon.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/task_work.h>
 
@@ -132,6 +136,7 @@ int pfm_load_context(struct pfm_context *ctx, const struct pfarg_load *req)
 	}
 
 	refcount_inc(&ctx->refs);
+	pfm_family_load(ctx);
 
 	raw_spin_lock_irqsave(&ctx->lock, flags);
 	ctx->state = PFM_CTX_LOADED;
@@ -151,12 +156,17 @@ out:
 	return ret;
 }
 
-/*
- * Detach @ctx from its thread: stop monitoring and bring every value into
- * memory, where it stays readable. The caller holds ctx->mutex; the thread
- * is the caller, or is not running.
+/**
+ * pfm_detach - detach a context from its thread
+ * @ctx: the context, whose mutex the caller holds; its thread is the
+ *	caller, or is not running
+ *
+ * Monitoring stops and every value comes into memory, where it stays
+ * readable; a follower is folded into the context it follows.
+ *
+ * Return: 0, or -ESRCH when the thread runs on another CPU.
  */
-static int pfm_detach(struct pfm_context *ctx)
+int pfm_detach(struct pfm_context *ctx)
 {
 	struct task_struct *task = ctx->task;
 	unsigned long flags;
@@ -171,6 +181,8 @@ static int pfm_detach(struct pfm_context *ctx)
 	ctx->is_self = false;
 	ctx->last_cpu = -1;
 	pfm_ctx_unlock(ctx, flags);
+	if (ctx->root)
+		pfm_family_fold(ctx);
 
 	task_lock(task);
 	RCU_INIT_POINTER(task->pfm_context, NULL);
@@ -195,12 +207,40 @@ int pfm_unload_context(struct pfm_context *ctx)
 {
 	int ret;
 
-	if (ctx->state == PFM_CTX_UNLOADED)
+	if (ctx->state == PFM_CTX_UNLOADED) {
+		/* its thread exited, the tasks that followed it may not have */
+		pfm_family_drop(ctx);
 		return 0;
+	}
 	ret = pfm_check_access(ctx);
 	if (ret)
 		return ret;
+	pfm_family_drop(ctx);
 	return pfm_detach(ctx);
+}
+
+/**
+ * pfm_detach_task - detach the context of a thread that is not running
+ * @task: the thread: the caller, or one that never ran
+ */
+void pfm_detach_task(struct task_struct *task)
+{
+	struct pfm_context *ctx;
+
+	task_lock(task);
+	ctx = rcu_dereference_protected(task->pfm_context,
+					lockdep_is_held(&task->alloc_lock));
+	if (ctx && !refcount_inc_not_zero(&ctx->refs))
+		ctx = NULL;
+	task_unlock(task);
+	if (!ctx)
+		return;
+
+	mutex_lock(&ctx->mutex);
+	if (ctx->task == task)
+		pfm_detach(ctx);
+	mutex_unlock(&ctx->mutex);
+	pfm_context_put(ctx);
 }
 
 /**
@@ -210,22 +250,7 @@ int pfm_unload_context(struct pfm_context *ctx)
  */
 void __pfm_detach_current(void)
 {
-	struct pfm_context *ctx;
-
-	task_lock(current);
-	ctx = rcu_dereference_protected(current->pfm_context,
-					lockdep_is_held(&current->alloc_lock));
-	if (ctx && !refcount_inc_not_zero(&ctx->refs))
-		ctx = NULL;
-	task_unlock(current);
-	if (!ctx)
-		return;
-
-	mutex_lock(&ctx->mutex);
-	if (ctx->task == current)
-		pfm_detach(ctx);
-	mutex_unlock(&ctx->mutex);
-	pfm_context_put(ctx);
+	pfm_detach_task(current);
 }
 
 /* Deferred work: a zombie context detaches itself from its thread. */
@@ -245,13 +270,15 @@ static void pfm_zombie_work(struct callback_head *work)
  * pfm_context_release - the file of a context is released
  * @ctx: the context
  *
- * An unattached context, or one attached to the caller, is freed; one
- * attached to another thread becomes a zombie that the thread detaches
- * and frees on its way back to user space, or at its exit.
+ * Its followers are folded and detached. An unattached context, or one
+ * attached to the caller, is freed; one attached to another thread becomes
+ * a zombie that the thread detaches and frees on its way back to user
+ * space, or at its exit.
  */
 void pfm_context_release(struct pfm_context *ctx)
 {
 	mutex_lock(&ctx->mutex);
+	pfm_family_drop(ctx);
 	if (ctx->state == PFM_CTX_LOADED && ctx->task == current) {
 		pfm_detach(ctx);
 	} else if (ctx->state == PFM_CTX_LOADED) {
@@ -270,4 +297,308 @@ void pfm_context_release(struct pfm_context *ctx)
 	}
 	mutex_unlock(&ctx->mutex);
 	pfm_context_put(ctx);
+}
+
+/*
+ * Followers: contexts that follow the tasks their thread creates.
+ *
+ * A context created with PFM_FL_INHERIT gives every task that its thread,
+ * or a task already following it, creates after the load a follower: a
+ * context without a file descriptor, with the PMC values of the original
+ * and its PMDs at zero, started when the original is. With
+ * PFM_FL_INHERIT_THREAD only threads (CLONE_THREAD) follow. Kernel
+ * threads never do.
+ *
+ * A follower counts its task as any context counts its thread, and costs
+ * nothing more at a context switch. At its exit, before its parent or a
+ * thread joining it is woken, its values are added into the original,
+ * whose pfm_read_pmds() returns the total of its own thread and of every
+ * follower, exited or live. Live followers are brought into memory for
+ * that read by an interrupt to the CPUs running them, which is also how
+ * pfm_start() and pfm_stop() of the original reach them at once. The
+ * unload and the close of the original fold and detach them all. While
+ * followers exist the PMCs and PMDs of the original cannot be written:
+ * the followers would no longer count what the original does.
+ *
+ * Who may follow is decided once, by the load: the followers are tasks
+ * created by a thread the loader was allowed to monitor, and they are
+ * never addressed on their own. An exec into a non-dumpable image folds
+ * and detaches the follower of that task, as it detaches any context.
+ */
+
+/**
+ * pfm_family_init - give a context created with PFM_FL_INHERIT its family
+ * @ctx: the new context
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int pfm_family_init(struct pfm_context *ctx)
+{
+	struct pfm_family *fam;
+
+	fam = kzalloc(sizeof(*fam), GFP_KERNEL_ACCOUNT);
+	if (!fam)
+		return -ENOMEM;
+	raw_spin_lock_init(&fam->lock);
+	INIT_LIST_HEAD(&fam->followers);
+	ctx->fam = fam;
+	return 0;
+}
+
+/**
+ * pfm_family_load - the context was attached: its thread's new tasks follow
+ * @ctx: the context, whose mutex the caller holds
+ */
+void pfm_family_load(struct pfm_context *ctx)
+{
+	if (!ctx->fam)
+		return;
+	/* those of the thread it was attached to before, if they live on */
+	pfm_family_drop(ctx);
+	ctx->fam->alive = true;
+	ctx->fam->started = false;
+}
+
+/**
+ * pfm_family_live - does the context have followers?
+ * @ctx: the context, whose mutex the caller holds
+ *
+ * Followers are added under the mutex; one may go away at any time.
+ *
+ * Return: true when it has followers not yet folded.
+ */
+bool pfm_family_live(struct pfm_context *ctx)
+{
+	return ctx->fam && READ_ONCE(ctx->fam->nr_followers);
+}
+
+/**
+ * pfm_family_set_started - start or stop every follower
+ * @ctx: the context, whose mutex the caller holds
+ * @started: the new state
+ *
+ * A follower running on a CPU, this one included, is stopped or started
+ * before this returns.
+ */
+void pfm_family_set_started(struct pfm_context *ctx, bool started)
+{
+	struct pfm_family *fam = ctx->fam;
+	struct pfm_context *f;
+
+	if (!fam)
+		return;
+	fam->started = started;
+	raw_spin_lock_irq(&fam->lock);
+	list_for_each_entry(f, &fam->followers, fam_node) {
+		raw_spin_lock(&f->lock);
+		f->started = started;
+		raw_spin_unlock(&f->lock);
+	}
+	raw_spin_unlock_irq(&fam->lock);
+	/* the live ones load their PMCs again, or not */
+	pfm_family_sync(ctx);
+}
+
+/**
+ * pfm_family_add - add the values of the followers
+ * @ctx: the context, whose mutex the caller holds
+ * @pmds: the PMDs wanted
+ * @value: the values to add to, indexed by PMD
+ *
+ * Exited followers are in the sum of the family; the values of the live
+ * ones are what they had counted when the CPUs running them saved them,
+ * at the start of this call.
+ */
+void pfm_family_add(struct pfm_context *ctx, u64 pmds, u64 *value)
+{
+	struct pfm_family *fam = ctx->fam;
+	struct pfm_context *f;
+	unsigned long n;
+
+	if (!fam)
+		return;
+	pfm_family_sync(ctx);
+
+	raw_spin_lock_irq(&fam->lock);
+	pfm_for_each_reg(n, pmds)
+		value[n] += fam->dead[n];
+	list_for_each_entry(f, &fam->followers, fam_node) {
+		/*
+		 * A live follower can have a counter re-armed by its overflow
+		 * interrupt meanwhile: the value is a single 64-bit store,
+		 * which only grows.
+		 */
+		raw_spin_lock(&f->lock);
+		pfm_for_each_reg(n, pmds)
+			value[n] += READ_ONCE(f->pmds[n]);
+		raw_spin_unlock(&f->lock);
+	}
+	raw_spin_unlock_irq(&fam->lock);
+}
+
+/**
+ * pfm_family_reset - PMDs of the context were written
+ * @ctx: the context, whose mutex the caller holds, without followers
+ * @pmds: the PMDs written, whose value is now the one written
+ */
+void pfm_family_reset(struct pfm_context *ctx, u64 pmds)
+{
+	struct pfm_family *fam = ctx->fam;
+	unsigned long n;
+
+	if (!fam)
+		return;
+	raw_spin_lock_irq(&fam->lock);
+	pfm_for_each_reg(n, pmds)
+		fam->dead[n] = 0;
+	raw_spin_unlock_irq(&fam->lock);
+}
+
+/**
+ * pfm_family_fold - add the values of a follower into its family
+ * @f: the follower, detached from its task, its values in memory
+ *
+ * Nothing is done for a follower that was already folded.
+ */
+void pfm_family_fold(struct pfm_context *f)
+{
+	struct pfm_family *fam = f->root->fam;
+	unsigned long n, flags;
+
+	raw_spin_lock_irqsave(&fam->lock, flags);
+	if (!list_empty(&f->fam_node)) {
+		pfm_for_each_reg(n, f->used_pmds)
+			fam->dead[n] += f->pmds[n];
+		list_del_init(&f->fam_node);
+		WRITE_ONCE(fam->nr_followers, fam->nr_followers - 1);
+	}
+	raw_spin_unlock_irqrestore(&fam->lock, flags);
+}
+
+/**
+ * pfm_family_drop - fold and detach every follower
+ * @ctx: the context, whose mutex the caller holds
+ *
+ * At the unload and the close of @ctx. No task created from now on
+ * follows it, the followers stop and leave the PMUs of the CPUs running
+ * them, and each is then folded and detached from its task.
+ */
+void pfm_family_drop(struct pfm_context *ctx)
+{
+	struct pfm_family *fam = ctx->fam;
+	struct pfm_context *f;
+
+	if (!fam)
+		return;
+	fam->alive = false;
+	fam->started = false;
+
+	/* the followers are not loaded again */
+	raw_spin_lock_irq(&fam->lock);
+	list_for_each_entry(f, &fam->followers, fam_node) {
+		raw_spin_lock(&f->lock);
+		f->started = false;
+		f->state = PFM_CTX_UNLOADED;
+		raw_spin_unlock(&f->lock);
+	}
+	raw_spin_unlock_irq(&fam->lock);
+	/* and now none is live */
+	pfm_family_sync(ctx);
+
+	/*
+	 * Each iteration takes one follower off the list: pfm_detach() folds
+	 * it, or its task's exit did meanwhile.
+	 */
+	for (;;) {
+		raw_spin_lock_irq(&fam->lock);
+		f = list_first_entry_or_null(&fam->followers,
+					     struct pfm_context, fam_node);
+		if (f)
+			refcount_inc(&f->refs);
+		raw_spin_unlock_irq(&fam->lock);
+		if (!f)
+			break;
+
+		mutex_lock_nested(&f->mutex, SINGLE_DEPTH_NESTING);
+		/* none is live, pfm_detach() cannot fail */
+		if (f->task && WARN_ON_ONCE(pfm_detach(f)))
+			pfm_family_fold(f);
+		mutex_unlock(&f->mutex);
+		pfm_context_put(f);
+	}
+}
+
+/**
+ * __pfm_fork - give a new task a follower when its creator is followed
+ * @p: the new task, not yet running
+ * @clone_flags: the flags of its creation
+ *
+ * Called by copy_process() for a creator with a context.
+ *
+ * Return: 0, or -ENOMEM and the creation fails.
+ */
+int __pfm_fork(struct task_struct *p, u64 clone_flags)
+{
+	struct pfm_context *ctx, *root, *f;
+	struct pfm_family *fam;
+	int ret = 0;
+
+	/*
+	 * The context of the caller can only be attached or detached by the
+	 * caller itself, or by its tracer while it is stopped: it stays, and
+	 * keeps the context it follows.
+	 */
+	ctx = rcu_dereference_protected(current->pfm_context, true);
+	root = ctx->root ?: ctx;
+	fam = root->fam;
+	if (!fam || (p->flags & (PF_KTHREAD | PF_USER_WORKER)))
+		return 0;
+	if ((root->flags & PFM_FL_INHERIT_THREAD) && !(clone_flags & CLONE_THREAD))
+		return 0;
+
+	f = pfm_context_alloc(root->flags);
+	if (!f)
+		return -ENOMEM;
+
+	mutex_lock(&root->mutex);
+	if (!fam->alive || ctx->state != PFM_CTX_LOADED)
+		goto out;
+	/* does not take the PMU: the context of the caller holds it */
+	ret = pfm_session_get();
+	if (ret)
+		goto out;
+
+	memcpy(f->pmcs, root->pmcs, sizeof(f->pmcs));
+	f->used_pmcs = root->used_pmcs;
+	f->used_pmds = root->used_pmds;
+	f->no_emul64 = root->no_emul64;
+	f->dirty_pmds = f->used_pmds;
+	f->started = fam->started;
+	f->state = PFM_CTX_LOADED;
+	f->task = get_task_struct(p);
+	refcount_inc(&root->refs);
+	f->root = root;
+
+	raw_spin_lock_irq(&fam->lock);
+	list_add_tail(&f->fam_node, &fam->followers);
+	WRITE_ONCE(fam->nr_followers, fam->nr_followers + 1);
+	raw_spin_unlock_irq(&fam->lock);
+	mutex_unlock(&root->mutex);
+
+	rcu_assign_pointer(p->pfm_context, f);
+	arch_pfm_ctxsw_enable(p);
+	return 0;
+out:
+	mutex_unlock(&root->mutex);
+	pfm_context_put(f);
+	return ret;
+}
+
+/**
+ * __pfm_free_task - the creation of a task failed: detach its follower
+ * @p: the task, which never ran
+ */
+void __pfm_free_task(struct task_struct *p)
+{
+	pfm_detach_task(p);
 }

@@ -6,10 +6,17 @@
 #include <linux/cred.h>
 #include <linux/slab.h>
 
+#include "attach.h"
 #include "context.h"
 #include "resource.h"
 
-static struct pfm_context *pfm_context_alloc(u32 flags)
+/**
+ * pfm_context_alloc - allocate a context with the default PMC values
+ * @flags: its PFM_FL_* flags
+ *
+ * Return: the context, unattached, with one reference, or NULL.
+ */
+struct pfm_context *pfm_context_alloc(u32 flags)
 {
 	const struct pfm_pmu *pmu = pfm_pmu;
 	struct pfm_context *ctx;
@@ -26,6 +33,7 @@ static struct pfm_context *pfm_context_alloc(u32 flags)
 	ctx->flags = flags;
 	ctx->live_cpu = -1;
 	ctx->last_cpu = -1;
+	INIT_LIST_HEAD(&ctx->fam_node);
 	for (i = 0; i < pmu->num_pmcs; i++)
 		ctx->pmcs[i] = pmu->pmc[i].dfl_val;
 	return ctx;
@@ -45,6 +53,9 @@ int pfm_create_context(const struct pfarg_ctx *req)
 	/* the reserved fields are ignored: see uapi/linux/perfmon.h */
 	if (req->ctx_flags & ~PFM_CTX_FLAGS_VALID)
 		return -EINVAL;
+	if ((req->ctx_flags & PFM_FL_INHERIT_THREAD) &&
+	    !(req->ctx_flags & PFM_FL_INHERIT))
+		return -EINVAL;
 
 	/*
 	 * No PMU perfmon can drive. The 2008 code answered ENOSYS, which
@@ -63,6 +74,13 @@ int pfm_create_context(const struct pfarg_ctx *req)
 	ctx = pfm_context_alloc(req->ctx_flags);
 	if (!ctx)
 		return -ENOMEM;
+	if (req->ctx_flags & PFM_FL_INHERIT) {
+		ret = pfm_family_init(ctx);
+		if (ret) {
+			pfm_context_put(ctx);
+			return ret;
+		}
+	}
 
 	fd = pfm_context_get_fd(ctx);
 	if (fd < 0)
@@ -76,8 +94,14 @@ int pfm_create_context(const struct pfarg_ctx *req)
  */
 void pfm_context_put(struct pfm_context *ctx)
 {
+	struct pfm_context *root = ctx->root;
+
 	if (!refcount_dec_and_test(&ctx->refs))
 		return;
 	WARN_ON_ONCE(ctx->task);
+	kfree(ctx->fam);
 	kfree_rcu(ctx, rcu);
+	/* a follower references the context it follows */
+	if (root)
+		pfm_context_put(root);
 }

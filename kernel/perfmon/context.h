@@ -5,6 +5,7 @@
 #ifndef _KERNEL_PERFMON_CONTEXT_H
 #define _KERNEL_PERFMON_CONTEXT_H
 
+#include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/perfmon_pmu.h>
 #include <linux/rcupdate.h>
@@ -15,7 +16,8 @@
 #include <uapi/linux/perfmon.h>
 
 /* ctx_flags that pfm_create_context() accepts. */
-#define PFM_CTX_FLAGS_VALID	(PFM_FL_OVFL_NO_MSG | PFM_FL_FD_CLOEXEC)
+#define PFM_CTX_FLAGS_VALID	(PFM_FL_OVFL_NO_MSG | PFM_FL_FD_CLOEXEC | \
+				 PFM_FL_INHERIT | PFM_FL_INHERIT_THREAD)
 
 struct task_struct;
 
@@ -30,6 +32,32 @@ enum pfm_ctx_state {
 	PFM_CTX_UNLOADED,
 	PFM_CTX_LOADED,
 	PFM_CTX_ZOMBIE,
+};
+
+/**
+ * struct pfm_family - what a context with PFM_FL_INHERIT adds: the tasks
+ * that follow its thread
+ * @lock: protects @followers, @nr_followers and @dead; taken with
+ *	interrupts disabled, before the lock of a follower
+ * @followers: the followers not yet folded, by their @fam_node
+ * @nr_followers: their number
+ * @alive: tasks created in the family get a follower; set at load, cleared
+ *	at unload and close, under the mutex of the context
+ * @started: the followers count; under the mutex of the context
+ * @dead: the values of the followers folded so far, per PMD
+ *
+ * A follower is a context without a file, attached to one task of the
+ * family from its creation to its exit; its values are added into @dead
+ * when it is folded, at its exit or at the unload of the family. The
+ * tree is flat: the followers of a follower follow the same context.
+ */
+struct pfm_family {
+	raw_spinlock_t		lock;
+	struct list_head	followers;
+	unsigned int		nr_followers;
+	bool			alive;
+	bool			started;
+	u64			dead[PFM_MAX_HW_PMDS];
 };
 
 /**
@@ -57,6 +85,10 @@ enum pfm_ctx_state {
  * @pmcs: PMC values
  * @pmds: 64-bit PMD values; while the context is live, the low bits of a
  *	counter are in the hardware
+ * @fam: the family of a context created with PFM_FL_INHERIT, or NULL
+ * @root: for a follower, the context it follows, referenced; else NULL
+ * @fam_node: a follower's link in the followers of @root, empty once it
+ *	was folded
  * @unload_work: deferred unload of a zombie by the monitored thread
  * @rcu: the context switch of its thread may look at a context while it is
  *	being freed
@@ -80,12 +112,16 @@ struct pfm_context {
 	u64			no_emul64;
 	u64			pmcs[PFM_MAX_HW_PMCS];
 	u64			pmds[PFM_MAX_HW_PMDS];
+	struct pfm_family	*fam;
+	struct pfm_context	*root;
+	struct list_head	fam_node;
 	struct callback_head	unload_work;
 	struct rcu_head		rcu;
 };
 
 /* context.c */
 int pfm_create_context(const struct pfarg_ctx *req);
+struct pfm_context *pfm_context_alloc(u32 flags);
 void pfm_context_put(struct pfm_context *ctx);
 void pfm_context_release(struct pfm_context *ctx);
 

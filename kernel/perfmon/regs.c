@@ -136,6 +136,8 @@ int pfm_write_pmcs(struct pfm_context *ctx, struct pfarg_pmc *req, int count)
 	ret = pfm_check_access(ctx);
 	if (ret)
 		return ret;
+	if (pfm_family_live(ctx))
+		return -EBUSY;
 	for (i = 0; i < count; i++) {
 		const struct pfarg_pmc *r = &req[i];
 		const struct pfm_regdesc *d = pfm_pmc_desc(r->reg_num);
@@ -197,6 +199,8 @@ int pfm_write_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
 	ret = pfm_check_access(ctx);
 	if (ret)
 		return ret;
+	if (pfm_family_live(ctx))
+		return -EBUSY;
 	for (i = 0; i < count; i++) {
 		const struct pfarg_pmd *r = &req[i];
 
@@ -222,6 +226,8 @@ int pfm_write_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
 	ctx->written_pmds |= b.pmds;
 	ctx->dirty_pmds |= b.pmds;
 	pfm_ctx_unlock(ctx, flags);
+	/* the value written is the total, the followers' sum restarts */
+	pfm_family_reset(ctx, b.pmds);
 	return err;
 }
 
@@ -231,11 +237,16 @@ int pfm_write_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
  * @req: @count requests; reg_value is filled in
  * @count: number of requests
  *
+ * For a context with PFM_FL_INHERIT, the value is the total of its thread
+ * and of the tasks that follow it, or with PFM_REGFL_SELF in reg_flags its
+ * thread's alone. reg_flags is not checked otherwise: the read never
+ * looked at it.
+ *
  * Return: 0 or a negative error code.
  */
 int pfm_read_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
 {
-	u64 pmds = 0, value[PFM_MAX_HW_PMDS];
+	u64 pmds = 0, value[PFM_MAX_HW_PMDS], total[PFM_MAX_HW_PMDS];
 	unsigned long flags, n;
 	int i, good, ret, err = 0;
 
@@ -263,23 +274,45 @@ int pfm_read_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
 		value[n] = ctx->pmds[n];
 	pfm_ctx_unlock(ctx, flags);
 
-	for (i = 0; i < good; i++)
-		req[i].reg_value = value[req[i].reg_num];
+	if (!ctx->fam) {
+		for (i = 0; i < good; i++)
+			req[i].reg_value = value[req[i].reg_num];
+		return err;
+	}
+
+	memcpy(total, value, sizeof(total));
+	pfm_family_add(ctx, pmds, total);
+	for (i = 0; i < good; i++) {
+		n = req[i].reg_num;
+		if (req[i].reg_flags & PFM_REGFL_SELF)
+			req[i].reg_value = value[n];
+		else
+			req[i].reg_value = total[n];
+	}
 	return err;
 }
 
+/*
+ * Start or stop a context and its followers. Once its thread has exited,
+ * a context with PFM_FL_INHERIT still starts and stops its followers.
+ */
 static int pfm_set_started(struct pfm_context *ctx, bool started)
 {
 	unsigned long flags;
 	int ret;
 
-	if (ctx->state != PFM_CTX_LOADED)
-		return -EINVAL;
+	if (ctx->state != PFM_CTX_LOADED) {
+		if (ctx->state != PFM_CTX_UNLOADED || !pfm_family_live(ctx))
+			return -EINVAL;
+		pfm_family_set_started(ctx, started);
+		return 0;
+	}
 	ret = pfm_regs_lock(ctx, &flags);
 	if (ret)
 		return ret;
 	ctx->started = started;
 	pfm_ctx_unlock(ctx, flags);
+	pfm_family_set_started(ctx, started);
 	return 0;
 }
 

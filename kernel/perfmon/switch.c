@@ -270,6 +270,48 @@ void pfm_ctx_unlock(struct pfm_context *ctx, unsigned long flags)
 	raw_spin_unlock_irqrestore(&ctx->lock, flags);
 }
 
+/* Save the follower of @info live on this CPU, and load it again. */
+static void pfm_family_sync_cpu(void *info)
+{
+	struct pfm_context *ctx = this_cpu_read(pfm_cpu.ctx);
+
+	if (!ctx || ctx->root != info)
+		return;
+	raw_spin_lock(&ctx->lock);
+	if (ctx->live_cpu == smp_processor_id()) {
+		pfm_save(ctx);
+		/* in an interrupt of the thread it is attached to */
+		if (ctx->state != PFM_CTX_UNLOADED)
+			pfm_load(ctx);
+	}
+	raw_spin_unlock(&ctx->lock);
+}
+
+/*
+ * RCU keeps the context a CPU runs from being freed: this runs with
+ * preemption disabled. A follower never changes the context it follows.
+ */
+static bool pfm_cpu_runs_family(int cpu, void *info)
+{
+	struct pfm_context *ctx = READ_ONCE(per_cpu(pfm_cpu, cpu).ctx);
+
+	return ctx && ctx->root == info;
+}
+
+/**
+ * pfm_family_sync - bring the live followers of a context into memory
+ * @root: the context they follow
+ *
+ * Each CPU running a follower of @root saves it, its values counted so
+ * far, and loads it again, with the PMCs started or not as the follower
+ * now says, unless it was unloaded. Only those CPUs are interrupted.
+ * Process context, no spinlock held.
+ */
+void pfm_family_sync(struct pfm_context *root)
+{
+	on_each_cpu_cond(pfm_cpu_runs_family, pfm_family_sync_cpu, root, true);
+}
+
 /* Called from the architecture's context switch, interrupts disabled. */
 void __pfm_ctxsw_out(struct task_struct *prev)
 {

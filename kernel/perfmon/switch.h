@@ -10,5 +10,6 @@ struct pfm_context;
 int pfm_ctx_lock(struct pfm_context *ctx, unsigned long *flags);
 void pfm_ctx_unlock(struct pfm_context *ctx, unsigned long flags);
 void pfm_clear_counters(void);
+void pfm_family_sync(struct pfm_context *root);
 
 #endif /* _KERNEL_PERFMON_SWITCH_H */

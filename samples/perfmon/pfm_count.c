@@ -3,18 +3,33 @@
  * pfm_count - count instructions, cycles and branch instructions of a
  * command with the perfmon2 system calls
  *
- *   pfm_count [-u|-k] [-t] COMMAND [ARGS...]
+ *   pfm_count [-u|-k] [-i|-t] COMMAND [ARGS...]
  *
  * The command runs as a child that stops at its exec under ptrace; a
  * perfmon context is created, programmed for the PMU described in
  * /sys/kernel/perfmon/pmu_desc, loaded on the stopped child and started;
  * the child is then let go and the counts are read once it has exited.
  *
- * A context counts one thread. With -t the tool stays the command's
- * tracer and gives every thread the command creates a context of its
- * own while the new thread is stopped before its first instruction;
- * each thread's counts stay readable after it exits, and the tool prints
- * them with their total.
+ * Without an option the context counts the command's first thread only.
+ * To count a command that creates threads or processes, use:
+ *
+ * -i, for the exact totals of the whole command: the context is created
+ * with PFM_FL_INHERIT, so it follows every thread and child process the
+ * command creates, and theirs, in the kernel. The command runs untraced,
+ * with no stop at all; once it has been waited for, the context holds
+ * the totals of all of them. The tool prints them as -t does: a row for
+ * the first thread's own counts (PFM_REGFL_SELF), one for all the others
+ * together, and the total. This needs a kernel with PFM_FL_INHERIT;
+ * others answer EINVAL, and the tool then says so. A child process still
+ * running when the command has exited is counted up to then.
+ *
+ * -t, for counts per thread, on any perfmon kernel: the tool stays the
+ * command's tracer and gives every thread the command creates a context
+ * of its own while the new thread is stopped before its first
+ * instruction; each thread's counts stay readable after it exits, and
+ * the tool prints them with their total. Each new thread is stopped
+ * once, and the creating thread once at each clone, which adds their
+ * kernel work to the counts. Child processes are not counted.
  *
  * Only the raw ABI is used, as libpfm-3.x does: the system call numbers
  * come from /sys/kernel/perfmon/syscall, not from a header.
@@ -35,6 +50,7 @@
 
 #define PFM_SYSFS	"/sys/kernel/perfmon/"
 
+/* For headers from before the inheritance of contexts. */
 /* Offsets of the calls from the first one. */
 enum {
 	PFM_CREATE_CONTEXT = 0,
@@ -189,16 +205,20 @@ static int setup_events(struct counts *c, int usr, int os)
 	return 0;
 }
 
-static int create_context(void)
+static int create_context(__u32 flags)
 {
 	struct pfarg_ctx ctx;
 	int fd;
 
 	memset(&ctx, 0, sizeof(ctx));
+	ctx.ctx_flags = flags;
 	fd = pfm_create_context(&ctx);
 	if (fd >= 0)
 		return fd;
-	if (errno == ENODEV)
+	if (errno == EINVAL && (flags & PFM_FL_INHERIT))
+		fprintf(stderr,
+			"pfm_count: this kernel cannot count a command's threads and processes with one context (no PFM_FL_INHERIT); -t counts each thread under ptrace instead\n");
+	else if (errno == ENODEV)
 		fprintf(stderr,
 			"pfm_count: perfmon found no PMU it supports on this machine\n");
 	else if (errno == EACCES)
@@ -222,12 +242,12 @@ struct thread {
 static struct thread *threads;
 static int nr_threads;
 
-/* A new context programmed as @c, or -1. */
-static int new_context(struct counts *c)
+/* A new context created with @flags and programmed as @c, or -1. */
+static int new_context(struct counts *c, __u32 flags)
 {
 	int fd;
 
-	fd = create_context();
+	fd = create_context(flags);
 	if (fd < 0)
 		return -1;
 	if (pfm_write_pmcs(fd, c->pmcs, c->nr_pmcs) ||
@@ -321,7 +341,7 @@ static int follow_threads(struct counts *c, pid_t pid, int *status)
 			/* PTRACE_EVENT_CLONE: the new thread reports itself */
 			sig = 0;
 		} else if (sig == SIGSTOP && !known_thread(tid)) {
-			fd = new_context(c);
+			fd = new_context(c, 0);
 			if (fd < 0 || count_thread(c, fd, tid))
 				ret = -1;
 			sig = 0;
@@ -337,21 +357,47 @@ static int follow_threads(struct counts *c, pid_t pid, int *status)
 static void print_help(void)
 {
 	fprintf(stderr,
-		"Usage: pfm_count [-u|-k] [-t] COMMAND [ARGS...]\n"
+		"Usage: pfm_count [-u|-k] [-i|-t] COMMAND [ARGS...]\n"
 		"  -u  count at user level only\n"
 		"  -k  count at kernel level only\n"
-		"  -t  count every thread the command creates too: each, and\n"
-		"      their total (default: the command's first thread only)\n"
-		"By default both levels are counted.\n");
+		"  -i  count the whole command, in the kernel: every thread and\n"
+		"      child process it creates, exactly and without stopping\n"
+		"      them; prints the first thread, the others and the total\n"
+		"      (needs a kernel with PFM_FL_INHERIT)\n"
+		"  -t  count every thread the command creates, from user space:\n"
+		"      each, and their total; works on any perfmon kernel, but\n"
+		"      stops each new thread once under ptrace, which adds kernel\n"
+		"      work, and does not count child processes\n"
+		"Use -i for the totals of a command, -t for per-thread counts.\n"
+		"By default both levels are counted, of the command's first\n"
+		"thread only.\n");
 	exit(2);
 }
 
-static void print_counts(const struct counts *c, bool follow)
+static void print_row(const char *label, const __u64 *v)
 {
-	__u64 total[NR_EVENTS] = { 0 };
+	int j;
+
+	printf("%8s", label);
+	for (j = 0; j < NR_EVENTS; j++)
+		printf(" %20llu", (unsigned long long)v[j]);
+	printf("\n");
+}
+
+/*
+ * The counts of the first thread, or a table: with -t a row for each
+ * thread and their total; with -i (@inherited, the totals the context
+ * holds) a row for the first thread's own counts, one for all the tasks
+ * that followed it, and the total.
+ */
+static void print_counts(const struct counts *c, bool table,
+			 const struct pfarg_pmd *inherited)
+{
+	__u64 total[NR_EVENTS] = { 0 }, v[NR_EVENTS];
+	char label[16];
 	int i, j;
 
-	if (!follow) {
+	if (!table) {
 		for (j = 0; j < NR_EVENTS; j++)
 			printf("%-14s %20llu\n", c->name[j],
 			       (unsigned long long)threads[0].pmds[j].reg_value);
@@ -362,35 +408,42 @@ static void print_counts(const struct counts *c, bool follow)
 		printf(" %20s", c->name[j]);
 	printf("\n");
 	for (i = 0; i < nr_threads; i++) {
-		printf("%8d", threads[i].tid);
 		for (j = 0; j < NR_EVENTS; j++) {
-			total[j] += threads[i].pmds[j].reg_value;
-			printf(" %20llu",
-			       (unsigned long long)threads[i].pmds[j].reg_value);
+			v[j] = threads[i].pmds[j].reg_value;
+			total[j] += v[j];
 		}
-		printf("\n");
+		snprintf(label, sizeof(label), "%d", threads[i].tid);
+		print_row(label, v);
 	}
-	printf("%8s", "total");
-	for (j = 0; j < NR_EVENTS; j++)
-		printf(" %20llu", (unsigned long long)total[j]);
-	printf("\n");
+	if (inherited) {
+		for (j = 0; j < NR_EVENTS; j++) {
+			v[j] = inherited[j].reg_value - total[j];
+			total[j] = inherited[j].reg_value;
+		}
+		print_row("others", v);
+	}
+	print_row("total", total);
 }
 
 int main(int argc, char **argv)
 {
 	int usr = 1, os = 1, opt, status = 0, fd, i;
-	bool follow = false;
+	struct pfarg_pmd inherited[NR_EVENTS];
+	bool follow = false, inherit = false;
 	struct counts c;
 	char buf[32];
 	pid_t pid;
 
-	while ((opt = getopt(argc, argv, "+ukt")) != -1) {
+	while ((opt = getopt(argc, argv, "+ukit")) != -1) {
 		switch (opt) {
 		case 'u':
 			os = 0;
 			break;
 		case 'k':
 			usr = 0;
+			break;
+		case 'i':
+			inherit = true;
 			break;
 		case 't':
 			follow = true;
@@ -399,7 +452,7 @@ int main(int argc, char **argv)
 			print_help();
 		}
 	}
-	if (optind >= argc || (!usr && !os))
+	if (optind >= argc || (!usr && !os) || (inherit && follow))
 		print_help();
 
 	if (read_sysfs("syscall", buf, sizeof(buf))) {
@@ -410,7 +463,7 @@ int main(int argc, char **argv)
 	pfm_base = strtol(buf, NULL, 10);
 	if (setup_events(&c, usr, os))
 		return 1;
-	fd = new_context(&c);
+	fd = new_context(&c, inherit ? PFM_FL_INHERIT : 0);
 	if (fd < 0)
 		return 1;
 
@@ -451,7 +504,10 @@ int main(int argc, char **argv)
 			fprintf(stderr,
 				"pfm_count: some threads were not counted\n");
 	} else {
-		/* counting goes on without us: let it run until it exits */
+		/*
+		 * counting goes on without us, with -i in every task the
+		 * command creates too: let it run until it exits
+		 */
 		ptrace(PTRACE_DETACH, pid, NULL, NULL);
 		if (waitpid(pid, &status, 0) != pid) {
 			perror("pfm_count: waitpid");
@@ -459,7 +515,19 @@ int main(int argc, char **argv)
 		}
 	}
 
-	/* each exit unloaded its context; the values stay readable */
+	/*
+	 * Each exit unloaded its context; the values stay readable. With -i
+	 * the context holds the totals, and the first thread's own counts.
+	 */
+	if (inherit) {
+		memcpy(inherited, threads[0].pmds, sizeof(inherited));
+		if (pfm_read_pmds(threads[0].fd, inherited, NR_EVENTS)) {
+			perror("pfm_count: pfm_read_pmds");
+			return 1;
+		}
+		for (i = 0; i < NR_EVENTS; i++)
+			threads[0].pmds[i].reg_flags = PFM_REGFL_SELF;
+	}
 	for (i = 0; i < nr_threads; i++) {
 		if (pfm_read_pmds(threads[i].fd, threads[i].pmds, NR_EVENTS)) {
 			perror("pfm_count: pfm_read_pmds");
@@ -467,7 +535,7 @@ int main(int argc, char **argv)
 		}
 		close(threads[i].fd);
 	}
-	print_counts(&c, follow);
+	print_counts(&c, follow || inherit, inherit ? inherited : NULL);
 
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);

@@ -37,12 +37,15 @@
 #define PFM_FL_NOTIFY_BLOCK	0x01	/* removed: always EINVAL */
 #define PFM_FL_SYSTEM_WIDE	0x02	/* removed: always EINVAL */
 #define PFM_FL_OVFL_NO_MSG	0x80	/* accepted: no message is ever sent */
+#define PFM_FL_INHERIT		0x0100	/* follow the tasks the thread creates */
+#define PFM_FL_INHERIT_THREAD	0x0200	/* with PFM_FL_INHERIT: threads only */
 #define PFM_FL_FD_CLOEXEC	0x4000	/* the context fd is close-on-exec */
 
 /* Flags of struct pfarg_pmc.reg_flags and struct pfarg_pmd.reg_flags. */
 #define PFM_REGFL_OVFL_NOTIFY	0x1	/* PMD: removed, EINVAL */
 #define PFM_REGFL_RANDOM	0x2	/* PMD: removed, EINVAL */
 #define PFM_REGFL_NO_EMUL64	0x4	/* PMC: no 64-bit virtualization */
+#define PFM_REGFL_SELF		0x8	/* PMD read, PFM_FL_INHERIT: own value */
 
 /**
  * struct pfarg_ctx - argument of pfm_create_context()

@@ -1,0 +1,2382 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perfmon inheritance. A context created with PFM_FL_INHERIT follows every
+ * task that the monitored thread, or a task already following it, creates
+ * after the load: threads and processes, grandchildren included.
+ * PFM_FL_INHERIT_THREAD limits that to CLONE_THREAD. pfm_read_pmds() of the
+ * original context returns the total of the family; PFM_REGFL_SELF in
+ * reg_flags returns the monitored thread alone.
+ *
+ * How the counts are exact. A family is a fixed tree of tasks, each running
+ * pfm_loop(w * u) for its weight w. Every measurement runs the same family
+ * twice, with loop units u and 2u: the difference is exactly
+ * PFM_LOOP_INSN * u times the weights of the counted tasks, because
+ * creating, waiting for and reaping the tasks costs the same in both runs,
+ * as the calls around the loop do in count_test.c. Changing the number of
+ * tasks instead (total(2N) - total(N)) would leave N times the unknown
+ * cost of a task in the difference.
+ *
+ * That needs code whose user-level instruction count does not depend on
+ * timing. pthread_join() does not qualify (it loops on a futex as often as
+ * it takes), nor does pthread_create() (the stack cache lock may be
+ * contended, and a thread creating threads is both). So the families are
+ * made with raw clone() calls, threads (CLONE_THREAD and the rest) and
+ * processes (SIGCHLD only, as fork() does), and each task is waited for with
+ * exactly one system call: FUTEX_WAIT on its CLONE_CHILD_CLEARTID word, whose
+ * result (0 or EAGAIN) costs the same instructions, or wait4(). Where glibc
+ * threads and fork() are used (pthreads_exact and the tests that are not
+ * about exact counts), the monitored thread's own count, read with
+ * PFM_REGFL_SELF, is subtracted instead.
+ *
+ * Only user-level events are counted: instructions and branch instructions
+ * retired at the user level, the set-up of pfm_program().
+ */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/personality.h>
+#include <sys/statvfs.h>
+#include <linux/futex.h>
+#include <linux/perf_event.h>
+
+#include "../kselftest_harness.h"
+#include "pfm_util.h"
+
+/* Loop iterations per unit of weight: 100 k instructions. */
+#define UNIT		20000UL
+/* Tasks of a family, the monitored thread included; one stack each. */
+#define MAX_NODES	80
+#define NODE_STACK	(64 * 1024)
+
+/*
+ * Raw system calls and clone(), so that the code the families run has no
+ * branch that depends on timing or on a result.
+ *
+ * pfm_raw_syscall(nr, a1..a5): the result or -errno.
+ * pfm_raw_clone(flags, stack_top, tid, fn, arg): clone(flags, stack_top,
+ * tid, tid, 0); the child runs fn(arg) on that stack and exits with its
+ * return value (SYS_exit: that thread only). The parent gets the new id or
+ * -errno.
+ */
+#if defined(__x86_64__)
+static long pfm_raw_syscall(long nr, long a1, long a2, long a3, long a4,
+			    long a5)
+{
+	register long r10 asm("r10") = a4;
+	register long r8 asm("r8") = a5;
+	long ret;
+
+	asm volatile("syscall"
+		     : "=a" (ret)
+		     : "a" (nr), "D" (a1), "S" (a2), "d" (a3), "r" (r10),
+		       "r" (r8)
+		     : "rcx", "r11", "memory");
+	return ret;
+}
+
+/* fn and arg go on the new stack, where the child pops them. */
+static __attribute__((naked))
+long pfm_raw_clone(unsigned long flags, char *stack_top, int *tid,
+		   int (*fn)(void *), void *arg)
+{
+	asm volatile("sub	$16, %rsi\n"
+		     "mov	%rcx, (%rsi)\n"
+		     "mov	%r8, 8(%rsi)\n"
+		     "mov	%rdx, %r10\n"
+		     "xor	%r8d, %r8d\n"
+		     "mov	$" PFM_STR(__NR_clone) ", %eax\n"
+		     "syscall\n"
+		     "test	%rax, %rax\n"
+		     "jnz	1f\n"
+		     "xor	%ebp, %ebp\n"
+		     "pop	%rax\n"
+		     "pop	%rdi\n"
+		     "call	*%rax\n"
+		     "mov	%eax, %edi\n"
+		     "mov	$" PFM_STR(__NR_exit) ", %eax\n"
+		     "syscall\n"
+		     "hlt\n"
+		     "1:	ret\n");
+}
+#else
+/* i386: glibc's wrappers, which branch only when a call fails. */
+static long pfm_raw_syscall(long nr, long a1, long a2, long a3, long a4,
+			    long a5)
+{
+	long ret = syscall(nr, a1, a2, a3, a4, a5);
+
+	return ret == -1 ? -errno : ret;
+}
+
+static long pfm_raw_clone(unsigned long flags, char *stack_top, int *tid,
+			  int (*fn)(void *), void *arg)
+{
+	long ret = clone(fn, stack_top, flags, arg, tid, NULL, tid);
+
+	return ret == -1 ? -errno : ret;
+}
+#endif
+
+#define THREAD_FLAGS	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | \
+			 CLONE_THREAD | CLONE_SYSVSEM | CLONE_PARENT_SETTID | \
+			 CLONE_CHILD_CLEARTID)
+#define PROC_FLAGS	SIGCHLD
+
+static long futex_wait(int *word, int val)
+{
+	return pfm_raw_syscall(SYS_futex, (long)word, FUTEX_WAIT, val, 0, 0);
+}
+
+static long raw_wait4(int pid, int *status)
+{
+	return pfm_raw_syscall(SYS_wait4, pid, (long)status, 0, 0, 0);
+}
+
+/*
+ * Wait for the thread created with *tid as its clone tid word: one
+ * FUTEX_WAIT, which returns once the exit clears the word (after the
+ * follower's values were folded) or at once if it was already clear.
+ * An exiting thread clears its word before it wakes the waiters: a thread
+ * that used the same word before can wake this wait while the new one
+ * still runs. That is rare, and then costs more waits, and counts.
+ * 0 if the thread is gone.
+ */
+static int wait_thread(int *tid, int pid)
+{
+	futex_wait(tid, pid);
+	while (__atomic_load_n(tid, __ATOMIC_ACQUIRE) == pid)
+		futex_wait(tid, pid);
+	return __atomic_load_n(tid, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* Stacks: slot i is [fam_stacks + i * NODE_STACK, slot_top(i)). */
+static char *fam_stacks;
+
+static char *slot_top(int i)
+{
+	return fam_stacks + (size_t)(i + 1) * NODE_STACK;
+}
+
+/* A family of tasks, node 0 being the monitored thread itself. */
+enum node_kind {
+	NODE_ROOT,
+	NODE_THREAD,		/* clone(CLONE_THREAD ...) */
+	NODE_PROC,		/* clone(SIGCHLD), a fork */
+	NODE_EXEC,		/* a fork that execs this binary, counting */
+	NODE_EXEC_NODUMP,	/* the same, unprivileged, non-dumpable */
+};
+
+struct node {
+	int kind;
+	int parent;
+	int first_child;
+	int next_sibling;
+	unsigned long weight;	/* pfm_loop(weight * unit) */
+	char *stack_top;
+	int tid;		/* CLONE_PARENT_SETTID, CLONE_CHILD_CLEARTID */
+	int pid;		/* what clone() returned */
+	int status;		/* wait4() status of a process */
+	int err;		/* errors seen by a thread and its subtree */
+	char env[48];		/* NODE_EXEC*: PFM_SELFTEST_LOOP=<n> */
+	char *argv[2];
+	char *envp[2];
+};
+
+struct family {
+	int nr;
+	unsigned long unit;
+	char exe[64];		/* what NODE_EXEC runs */
+	char nodump_exe[64];	/* what NODE_EXEC_NODUMP runs */
+	struct node nodes[MAX_NODES];
+};
+
+static struct family *fam;
+
+static int family_alloc(void)
+{
+	struct node *root;
+
+	fam = mmap(NULL, sizeof(*fam), PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (fam == MAP_FAILED) {
+		fam = NULL;
+		return -1;
+	}
+	fam_stacks = mmap(NULL, (size_t)MAX_NODES * NODE_STACK,
+			  PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (fam_stacks == MAP_FAILED) {
+		munmap(fam, sizeof(*fam));
+		fam = NULL;
+		fam_stacks = NULL;
+		return -1;
+	}
+	/* no page fault on a stack in the first measured run */
+	memset(fam_stacks, 0, (size_t)MAX_NODES * NODE_STACK);
+	fam->nr = 1;
+	root = &fam->nodes[0];
+	root->kind = NODE_ROOT;
+	root->parent = -1;
+	root->first_child = -1;
+	root->next_sibling = -1;
+	root->weight = 1;
+	snprintf(fam->exe, sizeof(fam->exe), "/proc/self/exe");
+	return 0;
+}
+
+static void family_free(void)
+{
+	if (fam_stacks)
+		munmap(fam_stacks, (size_t)MAX_NODES * NODE_STACK);
+	if (fam)
+		munmap(fam, sizeof(*fam));
+	fam_stacks = NULL;
+	fam = NULL;
+}
+
+static const char child_arg0[] = "pfm_inherit_child";
+
+/* Add a task created by node parent; its index, or -1. */
+static int family_add(int parent, int kind, unsigned long weight)
+{
+	struct node *nd;
+	int i = fam->nr;
+
+	if (i == MAX_NODES)
+		return -1;
+	fam->nr++;
+	nd = &fam->nodes[i];
+	memset(nd, 0, sizeof(*nd));
+	nd->kind = kind;
+	nd->parent = parent;
+	nd->weight = weight;
+	nd->first_child = -1;
+	nd->next_sibling = fam->nodes[parent].first_child;
+	fam->nodes[parent].first_child = i;
+	nd->stack_top = slot_top(i - 1);
+	nd->argv[0] = (char *)child_arg0;
+	nd->envp[0] = nd->env;
+	return i;
+}
+
+/*
+ * The mixed family of n tasks: task i (1..n) is a process if i % 4 == 2,
+ * else a thread; it is created by the monitored thread if i % 3 == 0, else
+ * by task (i - 1) / 2: threads of threads, threads and processes of
+ * processes, processes of threads, down to five levels for n = 64.
+ */
+static void build_mixed(int n)
+{
+	int i;
+
+	for (i = 1; i <= n; i++)
+		family_add(i % 3 ? (i - 1) / 2 : 0,
+			   i % 4 == 2 ? NODE_PROC : NODE_THREAD, 1 + i % 5);
+}
+
+/* Set up a run with loop unit @unit; outside the counted code. */
+static void family_reset(unsigned long unit)
+{
+	struct node *nd;
+	int i;
+
+	fam->unit = unit;
+	for (i = 0; i < fam->nr; i++) {
+		nd = &fam->nodes[i];
+		nd->tid = 0;
+		nd->pid = 0;
+		nd->status = -1;
+		nd->err = 0;
+		if (nd->kind == NODE_EXEC || nd->kind == NODE_EXEC_NODUMP)
+			snprintf(nd->env, sizeof(nd->env), PFM_LOOP_ENV "=%012lu",
+				 nd->weight * unit);
+	}
+}
+
+/* Is the work of task i counted in the family total of a context? */
+static int node_counted(int i, unsigned int flags)
+{
+	const struct node *nd = &fam->nodes[i];
+
+	if (nd->kind == NODE_ROOT)
+		return 1;
+	if (!(flags & PFM_FL_INHERIT))
+		return 0;
+	if ((flags & PFM_FL_INHERIT_THREAD) && nd->kind != NODE_THREAD)
+		return 0;
+	/* its loop runs after the exec that drops it */
+	if (nd->kind == NODE_EXEC_NODUMP)
+		return 0;
+	return node_counted(nd->parent, flags);
+}
+
+static unsigned long family_weight(unsigned int flags)
+{
+	unsigned long w = 0;
+	int i;
+
+	for (i = 0; i < fam->nr; i++)
+		if (node_counted(i, flags))
+			w += fam->nodes[i].weight;
+	return w;
+}
+
+static int run_node(struct node *nd);
+
+static int node_thread_main(void *arg)
+{
+	struct node *nd = arg;
+
+	nd->err = run_node(nd);
+	return 0;
+}
+
+static int node_proc_main(void *arg)
+{
+	return run_node(arg) ? 1 : 0;
+}
+
+/* A process that execs this binary, which then runs pfm_loop(w * u). */
+static int node_exec_main(void *arg)
+{
+	struct node *nd = arg;
+	const char *path = fam->exe;
+
+	if (nd->kind == NODE_EXEC_NODUMP) {
+		/* nobody may not read it: the exec makes it non-dumpable */
+		path = fam->nodump_exe;
+		if (pfm_raw_syscall(PFM_SYS_SETGROUPS, 0, 0, 0, 0, 0) ||
+		    pfm_raw_syscall(PFM_SYS_SETRESGID, 65534, 65534, 65534, 0,
+				    0) ||
+		    pfm_raw_syscall(PFM_SYS_SETRESUID, 65534, 65534, 65534, 0,
+				    0) ||
+		    pfm_raw_syscall(SYS_prctl, PR_SET_DUMPABLE, 1, 0, 0, 0))
+			return 101;
+	}
+	/* the same address space layout for every exec */
+	pfm_raw_syscall(SYS_personality, ADDR_NO_RANDOMIZE, 0, 0, 0, 0);
+	pfm_raw_syscall(SYS_execve, (long)path, (long)nd->argv,
+			(long)nd->envp, 0, 0);
+	return 100;
+}
+
+static int spawn(struct node *nd)
+{
+	long ret;
+
+	if (nd->kind == NODE_THREAD)
+		ret = pfm_raw_clone(THREAD_FLAGS, nd->stack_top, &nd->tid,
+				    node_thread_main, nd);
+	else if (nd->kind == NODE_PROC)
+		ret = pfm_raw_clone(PROC_FLAGS, nd->stack_top, &nd->tid,
+				    node_proc_main, nd);
+	else
+		ret = pfm_raw_clone(PROC_FLAGS, nd->stack_top, &nd->tid,
+				    node_exec_main, nd);
+	nd->pid = ret;
+	return ret <= 0;
+}
+
+static int reap(struct node *nd)
+{
+	if (nd->pid <= 0)
+		return 0;
+	if (nd->kind == NODE_THREAD)
+		return wait_thread(&nd->tid, nd->pid) + nd->err;
+	return (raw_wait4(nd->pid, &nd->status) != nd->pid) +
+	       (nd->status != 0);
+}
+
+/*
+ * What every task of a family runs: create its children, run its loop,
+ * wait for its children. The number of errors, 0 when all went well.
+ */
+static int run_node(struct node *nd)
+{
+	struct node *nodes = fam->nodes;
+	int c, err = 0;
+
+	for (c = nd->first_child; c >= 0; c = nodes[c].next_sibling)
+		err += spawn(&nodes[c]);
+	pfm_loop(nd->weight * fam->unit);
+	for (c = nd->first_child; c >= 0; c = nodes[c].next_sibling)
+		err += reap(&nodes[c]);
+	return err;
+}
+
+/* Exec of this binary as a counted command. */
+static void __attribute__((constructor)) exec_child(void)
+{
+	pfm_exec_child_main();
+}
+
+/*
+ * Exec of this binary as a traced command that runs the mixed family of
+ * FAMILY_EXEC_N tasks with the loop unit given in the environment, then
+ * exits: 0 if all went well.
+ */
+#define FAMILY_ENV	"PFM_SELFTEST_FAMILY"
+#define FAMILY_EXEC_N	8
+
+static void __attribute__((constructor)) family_exec_child(void)
+{
+	const char *s = getenv(FAMILY_ENV);
+
+	if (!s)
+		return;
+	if (family_alloc())
+		_exit(2);
+	build_mixed(FAMILY_EXEC_N);
+	family_reset(strtoul(s, NULL, 10));
+	_exit(run_node(&fam->nodes[0]) ? 3 : 0);
+}
+
+/* Family total, and the monitored thread alone (PFM_REGFL_SELF). */
+struct counts {
+	__u64 insn, branch;
+	__u64 self_insn, self_branch;
+};
+
+static int read_pmds_flags(int fd, __u32 flags, __u64 *insn, __u64 *branch)
+{
+	struct pfarg_pmd pmds[2];
+
+	pfm_pmd_set(&pmds[0], 0, 0);
+	pfm_pmd_set(&pmds[1], 1, 0);
+	pmds[0].reg_flags = flags;
+	pmds[1].reg_flags = flags;
+	if (pfm_read_pmds(fd, pmds, 2))
+		return -1;
+	*insn = pmds[0].reg_value;
+	*branch = pmds[1].reg_value;
+	return 0;
+}
+
+static int read_counts(int fd, int with_self, struct counts *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (read_pmds_flags(fd, 0, &c->insn, &c->branch))
+		return -1;
+	if (!with_self)
+		return 0;
+	return read_pmds_flags(fd, PFM_REGFL_SELF, &c->self_insn,
+			       &c->self_branch);
+}
+
+static void counts_sub(struct counts *d, const struct counts *b,
+		       const struct counts *a)
+{
+	d->insn = b->insn - a->insn;
+	d->branch = b->branch - a->branch;
+	d->self_insn = b->self_insn - a->self_insn;
+	d->self_branch = b->self_branch - a->self_branch;
+}
+
+/*
+ * One run of the family with loop unit @unit on the context @fd, loaded on
+ * the caller: start, run, stop; what the run added into *d, the family's
+ * errors into *err.
+ */
+static int family_round(int fd, int with_self, unsigned long unit,
+			struct counts *d, int *err)
+{
+	struct counts a, b;
+
+	family_reset(unit);
+	if (read_counts(fd, with_self, &a) || pfm_start(fd, NULL))
+		return -1;
+	*err = run_node(&fam->nodes[0]);
+	if (pfm_stop(fd) || read_counts(fd, with_self, &b))
+		return -1;
+	counts_sub(d, &b, &a);
+	return 0;
+}
+
+/*
+ * The runs of the family use these units: a first run that takes the page
+ * faults and resolves the symbols, two equal ones, one twice as long.
+ */
+static const unsigned long round_units[] = { UNIT, UNIT, UNIT, 2 * UNIT };
+#define NR_ROUNDS	ARRAY_SIZE(round_units)
+
+/*
+ * c[] from runs with round_units: the two runs of u agree, and 2u - u is
+ * the counted weight, exactly; the monitored thread's own count (if read)
+ * grows by its own weight only.
+ */
+static void check_rounds(struct __test_metadata *_metadata,
+			 const struct counts *c, unsigned long weight,
+			 int with_self, const char *what)
+{
+	unsigned long self_weight = fam->nodes[0].weight;
+
+	EXPECT_EQ(c[1].insn, c[2].insn);
+	EXPECT_EQ(c[1].branch, c[2].branch);
+	EXPECT_COUNT(weight * UNIT * PFM_LOOP_INSN, c[3].insn - c[2].insn,
+		     "%s: family instructions, 2u - u", what);
+	EXPECT_COUNT(weight * UNIT * PFM_LOOP_BRANCH,
+		     c[3].branch - c[2].branch,
+		     "%s: family branches, 2u - u", what);
+	if (!with_self)
+		return;
+	EXPECT_EQ(c[1].self_insn, c[2].self_insn);
+	EXPECT_COUNT(self_weight * UNIT * PFM_LOOP_INSN,
+		     c[3].self_insn - c[2].self_insn,
+		     "%s: monitored thread alone, instructions, 2u - u", what);
+	EXPECT_COUNT(self_weight * UNIT * PFM_LOOP_BRANCH,
+		     c[3].self_branch - c[2].self_branch,
+		     "%s: monitored thread alone, branches, 2u - u", what);
+}
+
+/* Create, program and load on the caller a context with @flags. */
+static int self_context(const struct pfm_pmu *pmu, unsigned int flags)
+{
+	int fd = pfm_create(flags);
+
+	if (fd < 0)
+		return -1;
+	if (pfm_program(fd, pmu, PFM_EVT_USR) || pfm_load(fd, pfm_gettid())) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* task_sessions_count, or -1. */
+static long sessions(void)
+{
+	__u64 val;
+
+	if (pfm_sysfs_u64("task_sessions_count", &val))
+		return -1;
+	return val;
+}
+
+/*
+ * task_sessions_count once it equals @want, or what it is after @ms
+ * milliseconds: a task that exited may need a moment to be released.
+ */
+static long wait_sessions_ms(long want, int ms)
+{
+	long val = sessions();
+	int i;
+
+	for (i = 0; i < ms / 10 && val != want; i++) {
+		usleep(10000);
+		val = sessions();
+	}
+	return val;
+}
+
+static long wait_sessions(long want)
+{
+	return wait_sessions_ms(want, 2000);
+}
+
+/* Is PFM_FL_INHERIT there? Skip the test if not (or without a PMU). */
+static int inherit_usable(struct __test_metadata *_metadata,
+			  struct pfm_pmu *pmu)
+{
+	int fd;
+
+	if (pfm_require_pmu(_metadata, pmu))
+		return 1;
+	fd = pfm_create(PFM_FL_INHERIT);
+	if (fd < 0 && errno == EINVAL)
+		SKIP(return 1, "PFM_FL_INHERIT is EINVAL: no inheritance here");
+	ASSERT_LE(0, fd) TH_LOG("create(PFM_FL_INHERIT): %s", strerror(errno));
+	close(fd);
+	return 0;
+}
+
+/*
+ * Test 1 (and 7): mixed families of 1, 2, 8 and 64 tasks, for contexts
+ * with PFM_FL_INHERIT, with PFM_FL_INHERIT | PFM_FL_INHERIT_THREAD (the
+ * processes and everything below them are not counted) and without
+ * either (only the monitored thread is counted).
+ */
+FIXTURE(family) {
+	struct pfm_pmu pmu;
+	int fd;
+};
+
+FIXTURE_VARIANT(family) {
+	int tasks;
+	unsigned int flags;
+};
+
+FIXTURE_VARIANT_ADD(family, inherit_1) {
+	.tasks = 1, .flags = PFM_FL_INHERIT,
+};
+
+FIXTURE_VARIANT_ADD(family, inherit_2) {
+	.tasks = 2, .flags = PFM_FL_INHERIT,
+};
+
+FIXTURE_VARIANT_ADD(family, inherit_8) {
+	.tasks = 8, .flags = PFM_FL_INHERIT,
+};
+
+FIXTURE_VARIANT_ADD(family, inherit_64) {
+	.tasks = 64, .flags = PFM_FL_INHERIT,
+};
+
+FIXTURE_VARIANT_ADD(family, thread_1) {
+	.tasks = 1, .flags = PFM_FL_INHERIT | PFM_FL_INHERIT_THREAD,
+};
+
+FIXTURE_VARIANT_ADD(family, thread_2) {
+	.tasks = 2, .flags = PFM_FL_INHERIT | PFM_FL_INHERIT_THREAD,
+};
+
+FIXTURE_VARIANT_ADD(family, thread_8) {
+	.tasks = 8, .flags = PFM_FL_INHERIT | PFM_FL_INHERIT_THREAD,
+};
+
+FIXTURE_VARIANT_ADD(family, thread_64) {
+	.tasks = 64, .flags = PFM_FL_INHERIT | PFM_FL_INHERIT_THREAD,
+};
+
+FIXTURE_VARIANT_ADD(family, none_8) {
+	.tasks = 8, .flags = 0,
+};
+
+FIXTURE_VARIANT_ADD(family, none_64) {
+	.tasks = 64, .flags = 0,
+};
+
+FIXTURE_SETUP(family)
+{
+	self->fd = -1;
+	if (inherit_usable(_metadata, &self->pmu))
+		return;
+	ASSERT_EQ(0, family_alloc());
+	build_mixed(variant->tasks);
+}
+
+FIXTURE_TEARDOWN(family)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	family_free();
+}
+
+TEST_F_TIMEOUT(family, exact, 600)
+{
+	int with_self = !!(variant->flags & PFM_FL_INHERIT);
+	struct counts c[NR_ROUNDS];
+	long base = sessions();
+	unsigned int i;
+	int err;
+
+	ASSERT_LE(0, base);
+	self->fd = self_context(&self->pmu, variant->flags);
+	ASSERT_LE(0, self->fd);
+	for (i = 0; i < NR_ROUNDS; i++) {
+		ASSERT_EQ(0, family_round(self->fd, with_self, round_units[i],
+					  &c[i], &err));
+		EXPECT_EQ(0, err);
+	}
+	ksft_print_msg("%d tasks, flags %#x: counted weight %lu of %lu\n",
+		       variant->tasks, variant->flags,
+		       family_weight(variant->flags),
+		       family_weight(PFM_FL_INHERIT));
+	check_rounds(_metadata, c, family_weight(variant->flags), with_self,
+		     "mixed family");
+	/* every follower has gone: the original alone is attached */
+	EXPECT_EQ(base + 1, wait_sessions(base + 1));
+	close(self->fd);
+	self->fd = -1;
+	EXPECT_EQ(base, wait_sessions(base));
+}
+
+static long futex_wake(int *word, int nr)
+{
+	return pfm_raw_syscall(SYS_futex, (long)word, FUTEX_WAKE, nr, 0, 0);
+}
+
+/* Sleep in one system call. */
+static void raw_sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	pfm_raw_syscall(SYS_nanosleep, (long)&ts, 0, 0, 0, 0);
+}
+
+/* The followers' part: the total minus the monitored thread's own. */
+static __u64 followers_insn(const struct counts *c)
+{
+	return c->insn - c->self_insn;
+}
+
+static __u64 followers_branch(const struct counts *c)
+{
+	return c->branch - c->self_branch;
+}
+
+/* Pin the caller to one CPU; the first two CPUs we may run on. */
+static int two_cpus(int *a, int *b)
+{
+	cpu_set_t set;
+	int cpu, n = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return -1;
+	for (cpu = 0; cpu < CPU_SETSIZE && n < 2; cpu++) {
+		if (!CPU_ISSET(cpu, &set))
+			continue;
+		if (n++)
+			*b = cpu;
+		else
+			*a = cpu;
+	}
+	return n == 2 ? 0 : -1;
+}
+
+/*
+ * Slab usage from /proc/slabinfo: the kmalloc caches, and any cache whose
+ * name says perfmon, in bytes of active objects.
+ */
+#define SLAB_MAX	256
+
+struct slab_snap {
+	int nr;
+	char name[SLAB_MAX][64];
+	long long bytes[SLAB_MAX];
+};
+
+static int slab_counted(const char *name)
+{
+	return !strncmp(name, "kmalloc-", 8) || strstr(name, "pfm") ||
+	       strstr(name, "perfmon");
+}
+
+static int slab_read(struct slab_snap *s)
+{
+	long long active, total, size;
+	char line[512], name[64];
+	FILE *f;
+
+	s->nr = 0;
+	f = fopen("/proc/slabinfo", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63s %lld %lld %lld", name, &active, &total,
+			   &size) != 4 || !slab_counted(name) ||
+		    s->nr == SLAB_MAX)
+			continue;
+		snprintf(s->name[s->nr], sizeof(s->name[0]), "%s", name);
+		s->bytes[s->nr++] = active * size;
+	}
+	fclose(f);
+	return s->nr ? 0 : -1;
+}
+
+/*
+ * The largest growth of one cache from a to b (bytes), its name in *which;
+ * every cache that grew by more than @log bytes is logged.
+ */
+static long long slab_growth(const struct slab_snap *a,
+			     const struct slab_snap *b, long long log,
+			     const char **which)
+{
+	long long max = 0, d;
+	int i, j;
+
+	*which = "";
+	for (i = 0; i < b->nr; i++) {
+		d = b->bytes[i];
+		for (j = 0; j < a->nr; j++)
+			if (!strcmp(a->name[j], b->name[i]))
+				d -= a->bytes[j];
+		if (d > log)
+			ksft_print_msg("slab %s grew by %lld bytes\n",
+				       b->name[i], d);
+		if (d > max) {
+			max = d;
+			*which = b->name[i];
+		}
+	}
+	return max;
+}
+
+/* The snapshot taken before a test's workload. */
+static struct slab_snap slab_before;
+
+/*
+ * Is any counted cache more than @bound bytes above snapshot @before?
+ * Polls for up to 5 s so that RCU-delayed frees are done. 0: no growth.
+ */
+static int slab_check(struct __test_metadata *_metadata,
+		      const struct slab_snap *before, long long bound)
+{
+	static struct slab_snap snap;
+	struct slab_snap *after = &snap;
+	long long growth = 0;
+	const char *which = "";
+	int i;
+
+	for (i = 0; i < 10; i++) {
+		if (slab_read(after))
+			break;
+		growth = slab_growth(before, after, LLONG_MAX, &which);
+		if (growth <= bound)
+			break;
+		usleep(500000);
+	}
+	if (growth > bound)
+		slab_growth(before, after, bound / 4, &which);
+	ksft_print_msg("largest slab growth: %lld bytes (%s), bound %lld\n",
+		       growth, which, bound);
+	EXPECT_GE(bound, growth);
+	return growth > bound;
+}
+
+/* A debugfs knob set for a test, and its value to restore. */
+struct knob {
+	char path[96];
+	char old[32];
+	int saved;
+};
+
+FIXTURE(inherit) {
+	struct pfm_pmu pmu;
+	int fd;
+	pid_t child;
+	void *mem;		/* a MAP_SHARED page for the tasks */
+	char path[64];		/* a copy of this binary, if any */
+	struct knob knobs[3];
+};
+
+#define SHARED_SIZE	65536
+
+FIXTURE_SETUP(inherit)
+{
+	self->fd = -1;
+	self->child = -1;
+	self->mem = NULL;
+	self->path[0] = '\0';
+	memset(self->knobs, 0, sizeof(self->knobs));
+	signal(SIGCHLD, SIG_DFL);
+	if (inherit_usable(_metadata, &self->pmu))
+		return;
+	self->mem = mmap(NULL, SHARED_SIZE, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(self->mem != MAP_FAILED);
+	ASSERT_EQ(0, family_alloc());
+}
+
+FIXTURE_TEARDOWN(inherit)
+{
+	unsigned int i;
+
+	pfm_kill(self->child);
+	if (self->fd >= 0)
+		close(self->fd);
+	for (i = 0; i < ARRAY_SIZE(self->knobs); i++)
+		if (self->knobs[i].saved)
+			pfm_file_write(self->knobs[i].path, self->knobs[i].old);
+	if (self->path[0])
+		unlink(self->path);
+	if (self->mem && self->mem != MAP_FAILED)
+		munmap(self->mem, SHARED_SIZE);
+	family_free();
+}
+
+/*
+ * Test 1 with glibc: pthreads and a fork(), joined and waited for by the
+ * monitored thread. Its own count varies (pthread_join() loops), so the
+ * followers' part (total - PFM_REGFL_SELF) is checked: exact.
+ */
+#define NR_PTHREADS	8
+#define PT_FORK_WEIGHT	3
+
+static void *pt_loop(void *arg)
+{
+	pfm_loop((unsigned long)arg);
+	return NULL;
+}
+
+static int pthread_round(int fd, unsigned long unit, struct counts *d)
+{
+	pthread_t t[NR_PTHREADS];
+	struct counts a, b;
+	int i, nr = 0, status, ret = 0;
+	pid_t pid;
+
+	if (read_counts(fd, 1, &a) || pfm_start(fd, NULL))
+		return -1;
+	/* first, while no other thread exists */
+	pid = fork();
+	if (pid == 0) {
+		pfm_loop(PT_FORK_WEIGHT * unit);
+		_exit(0);
+	}
+	for (i = 0; i < NR_PTHREADS; i++, nr++)
+		if (pthread_create(&t[i], NULL, pt_loop,
+				   (void *)((i + 1) * unit)))
+			break;
+	for (i = 0; i < nr; i++)
+		pthread_join(t[i], NULL);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid ||
+	    !WIFEXITED(status) || WEXITSTATUS(status))
+		ret = -1;
+	if (pfm_stop(fd) || read_counts(fd, 1, &b))
+		return -1;
+	counts_sub(d, &b, &a);
+	return nr == NR_PTHREADS ? ret : -1;
+}
+
+TEST_F_TIMEOUT(inherit, pthreads_exact, 300)
+{
+	unsigned int flags[] = {
+		PFM_FL_INHERIT, PFM_FL_INHERIT | PFM_FL_INHERIT_THREAD
+	};
+	unsigned long w, wt = NR_PTHREADS * (NR_PTHREADS + 1) / 2;
+	struct counts c[NR_ROUNDS];
+	unsigned int f, i;
+
+	for (f = 0; f < ARRAY_SIZE(flags); f++) {
+		self->fd = self_context(&self->pmu, flags[f]);
+		ASSERT_LE(0, self->fd);
+		for (i = 0; i < NR_ROUNDS; i++)
+			ASSERT_EQ(0, pthread_round(self->fd, round_units[i],
+						   &c[i]));
+		close(self->fd);
+		self->fd = -1;
+		/* the forked process is a follower with PFM_FL_INHERIT only */
+		w = wt + (flags[f] & PFM_FL_INHERIT_THREAD ? 0 : PT_FORK_WEIGHT);
+		EXPECT_EQ(followers_insn(&c[1]), followers_insn(&c[2]));
+		EXPECT_COUNT(w * UNIT * PFM_LOOP_INSN,
+			     followers_insn(&c[3]) - followers_insn(&c[2]),
+			     "flags %#x: followers' instructions, 2u - u",
+			     flags[f]);
+		EXPECT_COUNT(w * UNIT * PFM_LOOP_BRANCH,
+			     followers_branch(&c[3]) - followers_branch(&c[2]),
+			     "flags %#x: followers' branches, 2u - u", flags[f]);
+	}
+}
+
+/*
+ * Test 2: 64 threads, half of them on each CPU, all asleep on one futex,
+ * released together: they exit at the same moment on both CPUs.
+ */
+#define NR_BARRIER	64
+
+struct barrier {
+	cpu_set_t cpus[2];
+	unsigned long unit;
+	int arrived;
+	int all_in;		/* futex: set by the last thread in */
+	int gate;		/* futex: opened by the monitored thread */
+	int tid[NR_BARRIER];
+	int pid[NR_BARRIER];
+	unsigned int cpu[NR_BARRIER];
+};
+
+static struct barrier *bar;
+
+static unsigned long barrier_weight(long i)
+{
+	return 1 + i % 3;
+}
+
+static int barrier_main(void *arg)
+{
+	long i = (long)arg;
+
+	pfm_raw_syscall(SYS_sched_setaffinity, 0, sizeof(cpu_set_t),
+			(long)&bar->cpus[i & 1], 0, 0);
+	pfm_loop(barrier_weight(i) * bar->unit);
+	if (__atomic_add_fetch(&bar->arrived, 1, __ATOMIC_SEQ_CST) ==
+	    NR_BARRIER) {
+		__atomic_store_n(&bar->all_in, 1, __ATOMIC_SEQ_CST);
+		futex_wake(&bar->all_in, 1);
+	}
+	futex_wait(&bar->gate, 0);
+	pfm_raw_syscall(SYS_getcpu, (long)&bar->cpu[i], 0, 0, 0, 0);
+	return 0;
+}
+
+static int barrier_round(int fd, unsigned long unit, struct counts *d)
+{
+	struct counts a, b;
+	int bad = 0, failed = 0;
+	long i;
+
+	bar->unit = unit;
+	bar->arrived = 0;
+	bar->all_in = 0;
+	bar->gate = 0;
+	memset(bar->tid, 0, sizeof(bar->tid));
+	memset(bar->pid, 0, sizeof(bar->pid));
+	memset(bar->cpu, 0xff, sizeof(bar->cpu));
+	if (read_counts(fd, 1, &a) || pfm_start(fd, NULL))
+		return -1;
+	for (i = 0; i < NR_BARRIER; i++) {
+		bar->pid[i] = pfm_raw_clone(THREAD_FLAGS, slot_top(i),
+					    &bar->tid[i], barrier_main,
+					    (void *)i);
+		failed += bar->pid[i] <= 0;
+	}
+	if (!failed) {
+		futex_wait(&bar->all_in, 0);
+		/* the last ones in reach their FUTEX_WAIT */
+		raw_sleep_ms(200);
+	}
+	__atomic_store_n(&bar->gate, 1, __ATOMIC_SEQ_CST);
+	futex_wake(&bar->gate, INT_MAX);
+	for (i = 0; i < NR_BARRIER; i++)
+		if (bar->pid[i] > 0)
+			bad += wait_thread(&bar->tid[i], bar->pid[i]);
+	if (pfm_stop(fd) || read_counts(fd, 1, &b))
+		return -1;
+	counts_sub(d, &b, &a);
+	return bad + failed;
+}
+
+TEST_F_TIMEOUT(inherit, barrier_exit_two_cpus, 600)
+{
+	unsigned long units[] = { UNIT, UNIT, 2 * UNIT, UNIT, 2 * UNIT };
+	struct counts c[ARRAY_SIZE(units)];
+	unsigned long w = 0;
+	int cpus[2], seen[2] = { 0, 0 };
+	unsigned int r;
+	long i;
+
+	if (two_cpus(&cpus[0], &cpus[1]))
+		SKIP(return, "needs two CPUs");
+	bar = self->mem;
+	memset(bar, 0, sizeof(*bar));
+	for (i = 0; i < 2; i++) {
+		CPU_ZERO(&bar->cpus[i]);
+		CPU_SET(cpus[i], &bar->cpus[i]);
+	}
+	for (i = 0; i < NR_BARRIER; i++)
+		w += barrier_weight(i);
+	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
+	ASSERT_LE(0, self->fd);
+	for (r = 0; r < ARRAY_SIZE(units); r++) {
+		ASSERT_EQ(0, barrier_round(self->fd, units[r], &c[r]));
+		for (i = 0; i < NR_BARRIER; i++) {
+			seen[0] += bar->cpu[i] == (unsigned int)cpus[0];
+			seen[1] += bar->cpu[i] == (unsigned int)cpus[1];
+		}
+	}
+	ksft_print_msg("threads woken on CPU %d: %d, on CPU %d: %d\n",
+		       cpus[0], seen[0], cpus[1], seen[1]);
+	EXPECT_EQ(ARRAY_SIZE(units) * NR_BARRIER / 2, seen[0]);
+	EXPECT_EQ(ARRAY_SIZE(units) * NR_BARRIER / 2, seen[1]);
+	/* every run of the same length gives the same counts */
+	EXPECT_EQ(c[1].insn, c[3].insn);
+	EXPECT_EQ(c[1].branch, c[3].branch);
+	EXPECT_EQ(c[2].insn, c[4].insn);
+	EXPECT_EQ(c[2].branch, c[4].branch);
+	EXPECT_COUNT(w * UNIT * PFM_LOOP_INSN, c[2].insn - c[1].insn,
+		     "%d threads, family instructions, 2u - u", NR_BARRIER);
+	EXPECT_COUNT(w * UNIT * PFM_LOOP_BRANCH, c[2].branch - c[1].branch,
+		     "%d threads, family branches, 2u - u", NR_BARRIER);
+	/* the monitored thread ran no loop of its own */
+	EXPECT_EQ(c[1].self_insn, c[2].self_insn);
+	EXPECT_EQ(c[3].self_insn, c[4].self_insn);
+}
+
+/*
+ * Test 3: reads while followers spin (three pthreads and a process) never
+ * go back; after a stop two reads a while apart are equal although the
+ * followers still run; a new start counts again.
+ */
+#define NR_SPIN		3
+
+struct spin {
+	int stop;
+	long progress[NR_SPIN + 1];
+};
+
+static struct spin *spin_shm;
+
+static void spin_loop(long i)
+{
+	while (!__atomic_load_n(&spin_shm->stop, __ATOMIC_RELAXED)) {
+		pfm_loop(1000);
+		__atomic_add_fetch(&spin_shm->progress[i], 1, __ATOMIC_RELAXED);
+	}
+}
+
+static void *spin_thread(void *arg)
+{
+	spin_loop((long)arg);
+	return NULL;
+}
+
+static long spin_progress(void)
+{
+	long sum = 0;
+	int i;
+
+	for (i = 0; i <= NR_SPIN; i++)
+		sum += __atomic_load_n(&spin_shm->progress[i], __ATOMIC_RELAXED);
+	return sum;
+}
+
+static int counts_le(const struct counts *a, const struct counts *b)
+{
+	return a->insn <= b->insn && a->branch <= b->branch &&
+	       a->self_insn <= b->self_insn && a->self_branch <= b->self_branch;
+}
+
+static int counts_eq(const struct counts *a, const struct counts *b)
+{
+	return !memcmp(a, b, sizeof(*a));
+}
+
+TEST_F_TIMEOUT(inherit, reads_monotonic_stop_stable, 300)
+{
+	struct counts first, prev, cur, a, b, c, d, e;
+	pthread_t t[NR_SPIN];
+	int i, backwards = 0, status;
+	long p0, p1;
+
+	spin_shm = self->mem;
+	memset(spin_shm, 0, sizeof(*spin_shm));
+	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	for (i = 0; i < NR_SPIN; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, spin_thread,
+					    (void *)(long)i));
+	self->child = fork();
+	if (self->child == 0) {
+		spin_loop(NR_SPIN);
+		_exit(0);
+	}
+	ASSERT_LT(0, self->child);
+
+	ASSERT_EQ(0, read_counts(self->fd, 1, &first));
+	prev = first;
+	for (i = 0; i < 300; i++) {
+		pfm_loop(200);
+		ASSERT_EQ(0, read_counts(self->fd, 1, &cur));
+		if (!counts_le(&prev, &cur)) {
+			if (!backwards++)
+				TH_LOG("read %d went back: %llu -> %llu", i,
+				       (unsigned long long)prev.insn,
+				       (unsigned long long)cur.insn);
+		}
+		prev = cur;
+	}
+	EXPECT_EQ(0, backwards);
+	/* the live followers' counts are in the total */
+	EXPECT_LT(followers_insn(&first), followers_insn(&cur));
+
+	/* stopped: nothing moves, though the followers still run */
+	ASSERT_EQ(0, pfm_stop(self->fd));
+	ASSERT_EQ(0, read_counts(self->fd, 1, &a));
+	p0 = spin_progress();
+	usleep(300000);
+	ASSERT_EQ(0, read_counts(self->fd, 1, &b));
+	p1 = spin_progress();
+	EXPECT_TRUE(counts_eq(&a, &b));
+	EXPECT_EQ(a.insn, b.insn);
+	EXPECT_EQ(a.branch, b.branch);
+	EXPECT_LT(p0, p1) TH_LOG("the followers did not run while stopped");
+
+	/* started again: the followers count again */
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	usleep(300000);
+	ASSERT_EQ(0, read_counts(self->fd, 1, &c));
+	EXPECT_LT(followers_insn(&b), followers_insn(&c));
+	EXPECT_TRUE(counts_le(&b, &c));
+
+	__atomic_store_n(&spin_shm->stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < NR_SPIN; i++)
+		pthread_join(t[i], NULL);
+	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
+	self->child = -1;
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	ASSERT_EQ(0, pfm_stop(self->fd));
+	ASSERT_EQ(0, read_counts(self->fd, 1, &d));
+	EXPECT_TRUE(counts_le(&c, &d));
+	usleep(100000);
+	ASSERT_EQ(0, read_counts(self->fd, 1, &e));
+	EXPECT_TRUE(counts_eq(&d, &e));
+}
+
+/*
+ * Followers blocked on a pipe: pthreads, and a fork()ed process; once a
+ * byte comes, each creates a thread that runs a loop, joins it and ends.
+ */
+static int gate_fd = -1;
+
+static void *pipe_follower(void *arg)
+{
+	pthread_t t;
+	char c;
+
+	if (read(gate_fd, &c, 1) != 1)
+		return (void *)1;
+	if (arg && pthread_create(&t, NULL, pt_loop, (void *)UNIT))
+		return (void *)2;
+	if (arg)
+		pthread_join(t, NULL);
+	return NULL;
+}
+
+static pid_t fork_pipe_follower(void *arg)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(pipe_follower(arg) ? 1 : 0);
+	return pid;
+}
+
+static int wait_exit0(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/*
+ * Test 4: close() of the original while followers live: nothing fails,
+ * the followers run on (and create threads), task_sessions_count is back
+ * to its baseline once they have exited, and the monitored thread can load
+ * a new context.
+ */
+#define NR_CLOSE_THREADS	3
+
+TEST_F_TIMEOUT(inherit, close_with_live_followers, 300)
+{
+	pthread_t t[NR_CLOSE_THREADS];
+	long base = sessions();
+	int p[2], i;
+	void *ret;
+
+	ASSERT_LE(0, base);
+	ASSERT_EQ(0, pipe(p));
+	gate_fd = p[0];
+	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	EXPECT_EQ(base + 1, sessions());
+	for (i = 0; i < NR_CLOSE_THREADS; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, pipe_follower, t));
+	self->child = fork_pipe_follower(t);
+	ASSERT_LT(0, self->child);
+	/* each live follower is an attached context */
+	EXPECT_EQ(base + 1 + NR_CLOSE_THREADS + 1, sessions());
+
+	EXPECT_EQ(0, close(self->fd));
+	self->fd = -1;
+	ASSERT_EQ(NR_CLOSE_THREADS + 1, write(p[1], "xxxx", 4));
+	for (i = 0; i < NR_CLOSE_THREADS; i++) {
+		pthread_join(t[i], &ret);
+		EXPECT_TRUE(!ret);
+	}
+	EXPECT_EQ(0, wait_exit0(self->child));
+	self->child = -1;
+	close(p[0]);
+	close(p[1]);
+	EXPECT_EQ(base, wait_sessions(base));
+
+	/* nothing of the old context is left on the monitored thread */
+	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
+	EXPECT_LE(0, self->fd) TH_LOG("load after close: %s", strerror(errno));
+	EXPECT_EQ(base + 1, sessions());
+	if (self->fd >= 0)
+		close(self->fd);
+	self->fd = -1;
+	EXPECT_EQ(base, wait_sessions(base));
+}
+
+/*
+ * Test 5: many monitored create/exit cycles, one thread at a time, each
+ * running the same loop. Each follower adds the same count, so the
+ * followers' part of a run is a multiple of the number of threads, and
+ * two runs differing in the loop only differ by exactly that many loops.
+ * Every thread alone costs the same: the cost of a thread comes out.
+ *
+ * PFM_INHERIT_CYCLES overrides the number of cycles (10000, split in two
+ * runs of 5000) for slow emulators. The time it took is logged.
+ */
+#define CYCLES_ENV	"PFM_INHERIT_CYCLES"
+#define CYCLES		10000
+#define CYCLE_LOOP	20UL
+
+static int cycle_main(void *arg)
+{
+	pfm_loop((unsigned long)arg);
+	return 0;
+}
+
+/* Create a thread running fn(arg) on the stack @top, wait for its end. */
+/*
+ * Tid words for threads created one after the other: each word is used
+ * again only thousands of threads later, so that the late wake of an
+ * exited thread cannot reach the wait for its successor (wait_thread()).
+ */
+static int tid_ring[4096];
+static unsigned int tid_next;
+
+static int *new_tid_word(void)
+{
+	int *w = &tid_ring[tid_next++ % ARRAY_SIZE(tid_ring)];
+
+	*w = 0;
+	return w;
+}
+
+static int run_thread(char *top, int (*fn)(void *), void *arg)
+{
+	int *tid = new_tid_word();
+	long pid = pfm_raw_clone(THREAD_FLAGS, top, tid, fn, arg);
+
+	if (pid <= 0)
+		return 1;
+	return wait_thread(tid, pid);
+}
+
+static int cycles_round(int fd, long nr, unsigned long n, struct counts *d)
+{
+	struct counts a, b;
+	char *top = slot_top(0);
+	long i;
+	int bad = 0;
+
+	if (read_counts(fd, 1, &a) || pfm_start(fd, NULL))
+		return -1;
+	for (i = 0; i < nr; i++)
+		bad += run_thread(top, cycle_main, (void *)n);
+	if (pfm_stop(fd) || read_counts(fd, 1, &b))
+		return -1;
+	counts_sub(d, &b, &a);
+	return bad;
+}
+
+static long env_long(const char *name, long dfl)
+{
+	const char *s = getenv(name);
+	long v;
+
+	if (!s)
+		return dfl;
+	v = strtol(s, NULL, 0);
+	return v > 0 ? v : dfl;
+}
+
+TEST_F_TIMEOUT(inherit, create_exit_cycles, 900)
+{
+	long nr = env_long(CYCLES_ENV, CYCLES) / 2;
+	struct slab_snap *before = &slab_before;
+	struct counts w, ca, cb;
+	struct timespec t0, t1;
+	long base = sessions();
+	__u64 fa, fb;
+	int slabs;
+
+	ASSERT_LE(0, base);
+	if (nr < 1)
+		nr = 1;
+	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
+	ASSERT_LE(0, self->fd);
+	/* warm up, then take the snapshots */
+	ASSERT_EQ(0, cycles_round(self->fd, 100, CYCLE_LOOP, &w));
+	slabs = slab_read(before);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ASSERT_EQ(0, cycles_round(self->fd, nr, CYCLE_LOOP, &ca));
+	ASSERT_EQ(0, cycles_round(self->fd, nr, 2 * CYCLE_LOOP, &cb));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ksft_print_msg("%ld create/exit cycles took %ld s\n", 2 * nr,
+		       (long)(t1.tv_sec - t0.tv_sec));
+
+	fa = followers_insn(&ca);
+	fb = followers_insn(&cb);
+	ksft_print_msg("one follower: %llu then %llu instructions\n",
+		       (unsigned long long)(fa / nr),
+		       (unsigned long long)(fb / nr));
+	EXPECT_EQ(0, fa % nr);
+	EXPECT_EQ(0, fb % nr);
+	EXPECT_EQ(0, followers_branch(&ca) % nr);
+	EXPECT_EQ(0, followers_branch(&cb) % nr);
+	EXPECT_COUNT(CYCLE_LOOP * PFM_LOOP_INSN, fb / nr - fa / nr,
+		     "one follower, instructions, 2n - n");
+	EXPECT_COUNT(nr * CYCLE_LOOP * PFM_LOOP_INSN, cb.insn - ca.insn,
+		     "%ld followers, family instructions, 2n - n", nr);
+	EXPECT_COUNT(nr * CYCLE_LOOP * PFM_LOOP_BRANCH, cb.branch - ca.branch,
+		     "%ld followers, family branches, 2n - n", nr);
+	EXPECT_EQ(ca.self_insn, cb.self_insn);
+
+	EXPECT_EQ(base + 1, wait_sessions(base + 1));
+	close(self->fd);
+	self->fd = -1;
+	EXPECT_EQ(base, wait_sessions(base));
+	/* a leak of one object of 32 bytes or more per cycle shows */
+	if (!slabs)
+		slab_check(_metadata, before, 256 * 1024);
+	else
+		ksft_print_msg("no /proc/slabinfo: slab growth not checked\n");
+}
+
+/*
+ * Test 6: fault injection at clone. With fail-nth = 1, 2, ... the n-th
+ * fault-injectable call of the clone fails, until a clone goes through
+ * without a fault. Done without a context first (what clone returns by
+ * itself), then under a started PFM_FL_INHERIT context: every failure is
+ * ENOMEM or EAGAIN (EAGAIN only if clone gives it without a context too,
+ * so perfmon's own failure is ENOMEM), task_sessions_count is back after
+ * each attempt, every clone that succeeded gave a follower that counted
+ * exactly, and nothing leaked.
+ *
+ * Needs CONFIG_FAULT_INJECTION, CONFIG_FAILSLAB and debugfs; failslab's
+ * ignore-gfp-wait is set to N for the test (else GFP_KERNEL allocations
+ * are never failed) and verbose to 0.
+ */
+#define FAILSLAB	"/sys/kernel/debug/failslab"
+#define FAIL_PAGE	"/sys/kernel/debug/fail_page_alloc"
+#define MAX_NTH		20000
+#define SWEEP_LOOP	100UL
+#define SWEEPS_ENV	"PFM_INHERIT_SWEEPS"
+#define SWEEPS		10
+#define MAX_ERRNO	512
+
+struct sweep {
+	int attempts;
+	int failed;		/* clones that failed */
+	int created;		/* clones that succeeded */
+	int hist[MAX_ERRNO];	/* failures by errno */
+	int bad_sessions;	/* attempts after which sessions were wrong */
+	int child_err;		/* children that did not end well */
+};
+
+static int open_fail_nth(void)
+{
+	char path[64];
+	int fd = open("/proc/thread-self/fail-nth", O_RDWR);
+
+	if (fd >= 0)
+		return fd;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/fail-nth",
+		 pfm_gettid());
+	return open(path, O_RDWR);
+}
+
+/* Wait until thread tid of ours is gone from /proc. */
+static void wait_task_gone(pid_t tid)
+{
+	char path[64];
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d", tid);
+	for (i = 0; i < 5000 && !access(path, F_OK); i++)
+		usleep(1000);
+}
+
+static void sweep_add(struct sweep *sum, const struct sweep *s)
+{
+	int i;
+
+	sum->attempts += s->attempts;
+	sum->failed += s->failed;
+	sum->created += s->created;
+	sum->bad_sessions += s->bad_sessions;
+	sum->child_err += s->child_err;
+	for (i = 0; i < MAX_ERRNO; i++)
+		sum->hist[i] += s->hist[i];
+}
+
+/*
+ * One sweep over clone (a thread, or with @proc a process) running
+ * cycle_main(SWEEP_LOOP); sessions must be @want after every attempt.
+ */
+static int sweep_clone(int nf, int proc, long want, struct sweep *s)
+{
+	unsigned long flags = proc ? PROC_FLAGS : THREAD_FLAGS;
+	char buf[16], rb[16];
+	int nth, len, injected, *tid;
+	long ret;
+
+	memset(s, 0, sizeof(*s));
+	for (nth = 1; nth < MAX_NTH; nth++) {
+		tid = new_tid_word();
+		len = snprintf(buf, sizeof(buf), "%d", nth);
+		memset(rb, 0, sizeof(rb));
+		if (pwrite(nf, buf, len, 0) != len)
+			return -1;
+		ret = pfm_raw_clone(flags, slot_top(0), tid, cycle_main,
+				    (void *)SWEEP_LOOP);
+		len = pread(nf, rb, sizeof(rb) - 1, 0);
+		if (pwrite(nf, "0", 1, 0) != 1)
+			pwrite(nf, "0", 1, 0);
+		injected = len > 0 && atoi(rb) == 0;
+		s->attempts++;
+		if (ret > 0) {
+			s->created++;
+			if (proc) {
+				s->child_err += wait_exit0(ret) != 0;
+			} else {
+				s->child_err += wait_thread(tid, ret);
+				wait_task_gone(ret);
+			}
+		} else {
+			s->failed++;
+			s->hist[-ret < MAX_ERRNO && ret < 0 ? -ret : 0]++;
+		}
+		if (wait_sessions_ms(want, 100) != want)
+			s->bad_sessions++;
+		if (ret > 0 && !injected)
+			return 0;
+	}
+	return -1;
+}
+
+static const char *errno_name(int e)
+{
+	static char buf[16];
+
+	if (e == ENOMEM)
+		return "ENOMEM";
+	if (e == EAGAIN)
+		return "EAGAIN";
+	snprintf(buf, sizeof(buf), "errno %d", e);
+	return buf;
+}
+
+static void sweep_log(const char *what, const struct sweep *s)
+{
+	char buf[256];
+	int i, n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < MAX_ERRNO && n < (int)sizeof(buf) - 32; i++)
+		if (s->hist[i])
+			n += snprintf(buf + n, sizeof(buf) - n, " %s: %d",
+				      errno_name(i), s->hist[i]);
+	ksft_print_msg("%s: %d attempts, %d clones failed (%s ), %d created\n",
+		       what, s->attempts, s->failed, buf, s->created);
+}
+
+static int knob_set(struct knob *k, const char *path, const char *val)
+{
+	snprintf(k->path, sizeof(k->path), "%s", path);
+	if (pfm_file_read(path, k->old, sizeof(k->old)) <= 0)
+		return -1;
+	k->saved = 1;
+	return pfm_file_write(path, val);
+}
+
+/* The followers' count of @nr clones of cycle_main(SWEEP_LOOP), each. */
+static int calibrate(int fd, int proc, int nr, __u64 *insn, __u64 *branch)
+{
+	struct counts a, b, d;
+	int i, *tid, bad = 0;
+	long ret;
+
+	if (read_counts(fd, 1, &a))
+		return -1;
+	for (i = 0; i < nr; i++) {
+		tid = new_tid_word();
+		ret = pfm_raw_clone(proc ? PROC_FLAGS : THREAD_FLAGS,
+				    slot_top(0), tid, cycle_main,
+				    (void *)SWEEP_LOOP);
+		if (ret <= 0)
+			return -1;
+		if (proc) {
+			bad += wait_exit0(ret) != 0;
+		} else {
+			bad += wait_thread(tid, ret);
+			wait_task_gone(ret);
+		}
+	}
+	if (read_counts(fd, 1, &b))
+		return -1;
+	counts_sub(&d, &b, &a);
+	if (bad || followers_insn(&d) % nr || followers_branch(&d) % nr)
+		return -1;
+	*insn = followers_insn(&d) / nr;
+	*branch = followers_branch(&d) / nr;
+	return 0;
+}
+
+TEST_F_TIMEOUT(inherit, clone_fault_injection, 900)
+{
+	struct sweep plain[2], s, sum[2];
+	struct slab_snap *before = &slab_before;
+	__u64 fi[2], fb[2], exp_insn, exp_branch;
+	int sweeps = env_long(SWEEPS_ENV, SWEEPS);
+	struct counts a, b, d;
+	int nf, k, e, proc, slabs;
+	long base = sessions();
+
+	ASSERT_LE(0, base);
+	nf = open_fail_nth();
+	if (nf < 0)
+		SKIP(return, "no fail-nth (CONFIG_FAULT_INJECTION)");
+	if (geteuid()) {
+		close(nf);
+		SKIP(return, "needs root for failslab");
+	}
+	if (access(FAILSLAB, F_OK))
+		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	if (access(FAILSLAB, F_OK)) {
+		close(nf);
+		SKIP(return, "no %s (CONFIG_FAILSLAB, debugfs)", FAILSLAB);
+	}
+	ASSERT_EQ(0, knob_set(&self->knobs[0], FAILSLAB "/ignore-gfp-wait",
+			      "N"));
+	ASSERT_EQ(0, knob_set(&self->knobs[1], FAILSLAB "/verbose", "0"));
+	if (!access(FAIL_PAGE "/verbose", F_OK))
+		knob_set(&self->knobs[2], FAIL_PAGE "/verbose", "0");
+
+	/* what clone itself returns, no context anywhere */
+	for (proc = 0; proc < 2; proc++) {
+		ASSERT_EQ(0, sweep_clone(nf, proc, base, &plain[proc]));
+		sweep_log(proc ? "process, no context" :
+			  "thread, no context", &plain[proc]);
+	}
+
+	slabs = slab_read(before);
+	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	for (proc = 0; proc < 2; proc++)
+		ASSERT_EQ(0, calibrate(self->fd, proc, 4, &fi[proc],
+				       &fb[proc]));
+	ASSERT_EQ(0, read_counts(self->fd, 1, &a));
+	memset(sum, 0, sizeof(sum));
+	for (proc = 0; proc < 2; proc++) {
+		for (k = 0; k < (proc ? 1 : sweeps); k++) {
+			ASSERT_EQ(0, sweep_clone(nf, proc, base + 1, &s));
+			sweep_add(&sum[proc], &s);
+		}
+		sweep_log(proc ? "process, INHERIT" : "thread, INHERIT",
+			  &sum[proc]);
+	}
+	ASSERT_EQ(0, pfm_stop(self->fd));
+	ASSERT_EQ(0, read_counts(self->fd, 1, &b));
+	counts_sub(&d, &b, &a);
+	close(nf);
+
+	for (proc = 0; proc < 2; proc++) {
+		EXPECT_EQ(0, sum[proc].bad_sessions);
+		EXPECT_EQ(0, sum[proc].child_err);
+		EXPECT_LT(0, sum[proc].failed);
+		EXPECT_EQ(0, sum[proc].hist[0]);
+		for (e = 1; e < MAX_ERRNO; e++) {
+			if (!sum[proc].hist[e] || e == ENOMEM ||
+			    (e == EAGAIN && plain[proc].hist[EAGAIN]))
+				continue;
+			TH_LOG("%s clone failed with %s %d times",
+			       proc ? "process" : "thread", strerror(e),
+			       sum[proc].hist[e]);
+			EXPECT_EQ(ENOMEM, e);
+		}
+	}
+	/* each clone that succeeded is a follower counted exactly */
+	exp_insn = sum[0].created * fi[0] + sum[1].created * fi[1];
+	exp_branch = sum[0].created * fb[0] + sum[1].created * fb[1];
+	EXPECT_COUNT(exp_insn, followers_insn(&d),
+		     "%d thread and %d process followers, instructions",
+		     sum[0].created, sum[1].created);
+	EXPECT_COUNT(exp_branch, followers_branch(&d),
+		     "%d thread and %d process followers, branches",
+		     sum[0].created, sum[1].created);
+
+	close(self->fd);
+	self->fd = -1;
+	EXPECT_EQ(base, wait_sessions(base));
+	/*
+	 * only gross leaks show in the slab counts; the test bed's kmemleak
+	 * scan at the end of the boot sees the rest
+	 */
+	if (!slabs)
+		slab_check(_metadata, before, 256 * 1024);
+}
+
+/*
+ * Test 7 beside the none_* families: a context without PFM_FL_INHERIT
+ * gives no context to new threads and processes, live or not.
+ */
+/* The state letter of a thread of process pid (R, S, ...), or 0. */
+static char task_state(pid_t pid, pid_t tid)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	if (pfm_file_read(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Wait up to 20 s for a thread to sleep: 0 once it does. */
+static int wait_asleep(pid_t pid, pid_t tid)
+{
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		if (task_state(pid, tid) == 'S')
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
+TEST_F_TIMEOUT(inherit, no_inherit_sessions, 120)
+{
+	long base = sessions();
+	pthread_t t;
+	int p[2];
+	void *ret;
+
+	ASSERT_LE(0, base);
+	ASSERT_EQ(0, pipe(p));
+	gate_fd = p[0];
+	self->fd = self_context(&self->pmu, 0);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	ASSERT_EQ(0, pthread_create(&t, NULL, pipe_follower, NULL));
+	self->child = fork_pipe_follower(NULL);
+	ASSERT_LT(0, self->child);
+	EXPECT_EQ(base + 1, sessions());
+	/* and the context can still be reprogrammed */
+	EXPECT_EQ(0, pfm_write_pmd(self->fd, 0, 0));
+	ASSERT_EQ(2, write(p[1], "xx", 2));
+	pthread_join(t, &ret);
+	EXPECT_TRUE(!ret);
+	EXPECT_EQ(0, wait_exit0(self->child));
+	self->child = -1;
+	close(p[0]);
+	close(p[1]);
+	EXPECT_EQ(base + 1, sessions());
+	close(self->fd);
+	self->fd = -1;
+	EXPECT_EQ(base, wait_sessions(base));
+}
+
+/*
+ * Test 8: while a follower lives, write_pmcs and write_pmds on the
+ * original fail with EBUSY (started or stopped, a thread or a process,
+ * created while started or while stopped) and change nothing; once the
+ * followers have exited they succeed.
+ */
+static void *pipe_wait(void *arg)
+{
+	char c;
+
+	return read((long)arg, &c, 1) == 1 ? NULL : (void *)1;
+}
+
+TEST_F_TIMEOUT(inherit, write_busy_while_followers, 120)
+{
+	int pt[2], pp[2];
+	struct pfarg_pmc pmc;
+	__u64 v1, v2;
+	pthread_t t;
+	char c;
+
+	ASSERT_EQ(0, pipe(pt));
+	ASSERT_EQ(0, pipe(pp));
+	pfm_pmc_set(&pmc, 0, pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR));
+	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	/* a thread, created while started */
+	ASSERT_EQ(0, pthread_create(&t, NULL, pipe_wait, (void *)(long)pt[0]));
+	expect_err(_metadata, pfm_write_pmcs(self->fd, &pmc, 1), EBUSY,
+		   "write_pmcs, started, live follower thread");
+	expect_err(_metadata, pfm_write_pmd(self->fd, 0, 0), EBUSY,
+		   "write_pmds, started, live follower thread");
+	ASSERT_EQ(0, pfm_stop(self->fd));
+	expect_err(_metadata, pfm_write_pmcs(self->fd, &pmc, 1), EBUSY,
+		   "write_pmcs, stopped, live follower thread");
+	/* a process, created while stopped */
+	self->child = fork();
+	if (self->child == 0)
+		_exit(read(pp[0], &c, 1) == 1 ? 0 : 1);
+	ASSERT_LT(0, self->child);
+	ASSERT_EQ(0, pfm_read_pmd(self->fd, 0, &v1));
+	expect_err(_metadata, pfm_write_pmd(self->fd, 0, 0), EBUSY,
+		   "write_pmds, stopped, live followers");
+	ASSERT_EQ(0, pfm_read_pmd(self->fd, 0, &v2));
+	EXPECT_EQ(v1, v2);
+	EXPECT_LT(0, v1);
+
+	ASSERT_EQ(1, write(pt[1], "x", 1));
+	pthread_join(t, NULL);
+	expect_err(_metadata, pfm_write_pmd(self->fd, 0, 0), EBUSY,
+		   "write_pmds, live follower process");
+	expect_err(_metadata, pfm_write_pmcs(self->fd, &pmc, 1), EBUSY,
+		   "write_pmcs, live follower process");
+	ASSERT_EQ(1, write(pp[1], "x", 1));
+	EXPECT_EQ(0, wait_exit0(self->child));
+	self->child = -1;
+
+	/* no follower left */
+	EXPECT_EQ(0, pfm_write_pmcs(self->fd, &pmc, 1));
+	EXPECT_EQ(0, pfm_write_pmd(self->fd, 0, 0));
+	ASSERT_EQ(0, pfm_read_pmd(self->fd, 0, &v1));
+	EXPECT_EQ(0, v1);
+	EXPECT_EQ(0, pfm_start(self->fd, NULL));
+	EXPECT_EQ(0, pfm_stop(self->fd));
+	close(pt[0]);
+	close(pt[1]);
+	close(pp[0]);
+	close(pp[1]);
+}
+
+/* Test 9: PFM_FL_INHERIT_THREAD needs PFM_FL_INHERIT. */
+TEST_F(inherit, inherit_thread_alone_einval)
+{
+	int next = pfm_next_fd(), fd;
+
+	expect_err(_metadata, pfm_create(PFM_FL_INHERIT_THREAD), EINVAL,
+		   "create(PFM_FL_INHERIT_THREAD)");
+	expect_err(_metadata,
+		   pfm_create(PFM_FL_INHERIT_THREAD | PFM_FL_OVFL_NO_MSG),
+		   EINVAL, "create(PFM_FL_INHERIT_THREAD | OVFL_NO_MSG)");
+	expect_err(_metadata,
+		   pfm_create(PFM_FL_INHERIT_THREAD | PFM_FL_FD_CLOEXEC),
+		   EINVAL, "create(PFM_FL_INHERIT_THREAD | FD_CLOEXEC)");
+	/* no fd was taken */
+	EXPECT_EQ(next, pfm_next_fd());
+	fd = pfm_create(PFM_FL_INHERIT | PFM_FL_INHERIT_THREAD);
+	EXPECT_LE(0, fd);
+	if (fd >= 0)
+		close(fd);
+	fd = pfm_create(PFM_FL_INHERIT | PFM_FL_FD_CLOEXEC |
+			PFM_FL_OVFL_NO_MSG);
+	EXPECT_LE(0, fd);
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * Test 10: followers that exec this binary, which runs a calibrated loop
+ * (PFM_SELFTEST_LOOP, fixed width, address randomization off): a plain
+ * exec keeps the follower, the new image's loop is in the total, exactly.
+ * The execing processes are forked by the monitored thread and by a
+ * follower thread.
+ */
+TEST_F_TIMEOUT(inherit, exec_keeps_following, 300)
+{
+	unsigned int flags[] = {
+		PFM_FL_INHERIT, PFM_FL_INHERIT | PFM_FL_INHERIT_THREAD
+	};
+	struct counts c[NR_ROUNDS];
+	unsigned int f, i;
+	int t, err;
+
+	t = family_add(0, NODE_THREAD, 2);
+	family_add(0, NODE_EXEC, 3);
+	family_add(t, NODE_EXEC, 1);
+	family_add(0, NODE_PROC, 2);
+	for (f = 0; f < ARRAY_SIZE(flags); f++) {
+		self->fd = self_context(&self->pmu, flags[f]);
+		ASSERT_LE(0, self->fd);
+		for (i = 0; i < NR_ROUNDS; i++) {
+			ASSERT_EQ(0, family_round(self->fd, 1, round_units[i],
+						  &c[i], &err));
+			EXPECT_EQ(0, err);
+		}
+		check_rounds(_metadata, c, family_weight(flags[f]), 1,
+			     flags[f] & PFM_FL_INHERIT_THREAD ?
+			     "exec, threads only" : "exec");
+		close(self->fd);
+		self->fd = -1;
+	}
+}
+
+/* Copy this binary to a new file with the given mode; 0 or -1. */
+static int copy_self(char *path, size_t size, mode_t mode)
+{
+	char buf[65536];
+	int in, out;
+	ssize_t n;
+
+	snprintf(path, size, "/tmp/pfm_inherit_XXXXXX");
+	out = mkstemp(path);
+	if (out < 0)
+		return -1;
+	in = open("/proc/self/exe", O_RDONLY);
+	if (in < 0)
+		goto fail;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n)
+			break;
+	close(in);
+	if (n || fchmod(out, mode))
+		goto fail;
+	close(out);
+	return 0;
+fail:
+	close(out);
+	unlink(path);
+	path[0] = '\0';
+	return -1;
+}
+
+/*
+ * An exec that makes the follower non-dumpable (nobody execs a file it may
+ * not read) folds and drops it: its new image's loop is not counted,
+ * while a plain exec beside it is.
+ */
+TEST_F_TIMEOUT(inherit, exec_nondumpable_drops_follower, 300)
+{
+	struct counts c[NR_ROUNDS];
+	struct statvfs st;
+	unsigned int i;
+	int err;
+
+	if (geteuid())
+		SKIP(return, "needs root to drop privileges");
+	if (statvfs("/tmp", &st) || (st.f_flag & ST_NOEXEC))
+		SKIP(return, "no executable /tmp");
+	ASSERT_EQ(0, copy_self(self->path, sizeof(self->path), 0111));
+	snprintf(fam->nodump_exe, sizeof(fam->nodump_exe), "%s", self->path);
+	family_add(0, NODE_EXEC_NODUMP, 4);
+	family_add(0, NODE_EXEC, 2);
+	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
+	ASSERT_LE(0, self->fd);
+	for (i = 0; i < NR_ROUNDS; i++) {
+		ASSERT_EQ(0, family_round(self->fd, 1, round_units[i], &c[i],
+					  &err));
+		EXPECT_EQ(0, err);
+	}
+	check_rounds(_metadata, c, family_weight(PFM_FL_INHERIT), 1,
+		     "non-dumpable exec");
+}
+
+/*
+ * Test 11: the guest's perf_events, inherit = 1, user-level instructions,
+ * on the same mixed family with perfmon idle, then perfmon's family total:
+ * the same differences, in the same run.
+ */
+static int perf_round(int pfd, unsigned long unit, __u64 *delta, int *err)
+{
+	__u64 a, b;
+
+	family_reset(unit);
+	if (read(pfd, &a, sizeof(a)) != sizeof(a) ||
+	    ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0))
+		return -1;
+	*err = run_node(&fam->nodes[0]);
+	if (ioctl(pfd, PERF_EVENT_IOC_DISABLE, 0) ||
+	    read(pfd, &b, sizeof(b)) != sizeof(b))
+		return -1;
+	*delta = b - a;
+	return 0;
+}
+
+TEST_F_TIMEOUT(inherit, same_as_perf_inherit, 600)
+{
+	struct perf_event_attr attr;
+	struct counts c[NR_ROUNDS];
+	__u64 pd[NR_ROUNDS], w;
+	unsigned int i;
+	int pfd, err;
+
+	build_mixed(8);
+	w = family_weight(PFM_FL_INHERIT);
+	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	attr.inherit = 1;
+	attr.disabled = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	pfd = pfm_perf_open(&attr, 0, -1, -1);
+	if (pfd < 0)
+		SKIP(return, "perf_event_open(instructions, inherit): %s",
+		     strerror(errno));
+	for (i = 0; i < NR_ROUNDS; i++) {
+		ASSERT_EQ(0, perf_round(pfd, round_units[i], &pd[i], &err));
+		EXPECT_EQ(0, err);
+	}
+	close(pfd);
+
+	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
+	ASSERT_LE(0, self->fd);
+	for (i = 0; i < NR_ROUNDS; i++) {
+		ASSERT_EQ(0, family_round(self->fd, 1, round_units[i], &c[i],
+					  &err));
+		EXPECT_EQ(0, err);
+	}
+	EXPECT_EQ(pd[1], pd[2]);
+	EXPECT_COUNT(w * UNIT * PFM_LOOP_INSN, pd[3] - pd[2],
+		     "perf inherit instructions:u, 2u - u");
+	EXPECT_COUNT(pd[3] - pd[2], c[3].insn - c[2].insn,
+		     "perfmon family instructions against perf, 2u - u");
+	check_rounds(_metadata, c, w, 1, "perfmon beside perf");
+}
+
+/*
+ * Test 12: a ptrace-stopped child loaded by its parent, as pfm_count
+ * loads a command: INHERIT context loaded on the stopped child, started,
+ * PTRACE_DETACH; after waitpid() the parent reads the family total,
+ * exactly. The child runs the mixed family itself, or execs this binary,
+ * which runs it.
+ */
+static void traced_body(unsigned long unit)
+{
+	family_reset(unit);
+	if (run_node(&fam->nodes[0]))
+		_exit(3);
+}
+
+static pid_t fork_exec_family(unsigned long unit)
+{
+	char env[64], arg0[] = "pfm_inherit_family";
+	char *envp[2] = { env, NULL }, *argv[2] = { arg0, NULL };
+	int status;
+	pid_t pid;
+
+	snprintf(env, sizeof(env), FAMILY_ENV "=%012lu", unit);
+	pid = fork();
+	if (pid == 0) {
+		if (personality(ADDR_NO_RANDOMIZE) < 0 ||
+		    ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+			_exit(1);
+		execve("/proc/self/exe", argv, envp);
+		_exit(2);
+	}
+	if (pid < 0)
+		return -1;
+	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
+	    WSTOPSIG(status) != SIGTRAP) {
+		pfm_kill(pid);
+		return -1;
+	}
+	return pid;
+}
+
+/* *fd and *child are the fixture's, closed and killed by its teardown. */
+static void traced_family(struct __test_metadata *_metadata,
+			  const struct pfm_pmu *pmu, int *fd, pid_t *child,
+			  int exec, unsigned int flags)
+{
+	struct counts c[NR_ROUNDS];
+	unsigned int i;
+
+	for (i = 0; i < NR_ROUNDS; i++) {
+		*fd = pfm_create(flags);
+		ASSERT_LE(0, *fd);
+		ASSERT_EQ(0, pfm_program(*fd, pmu, PFM_EVT_USR));
+		if (exec)
+			*child = fork_exec_family(round_units[i]);
+		else
+			*child = pfm_fork_stopped(traced_body, round_units[i]);
+		ASSERT_LT(0, *child);
+		ASSERT_EQ(0, pfm_load(*fd, *child));
+		ASSERT_EQ(0, pfm_start(*fd, NULL));
+		ASSERT_EQ(0, ptrace(PTRACE_DETACH, *child, NULL, NULL));
+		EXPECT_EQ(0, wait_exit0(*child));
+		*child = -1;
+		ASSERT_EQ(0, read_counts(*fd, 0, &c[i]));
+		close(*fd);
+		*fd = -1;
+	}
+	check_rounds(_metadata, c, family_weight(flags), 0,
+		     exec ? "traced exec" : "traced child");
+}
+
+TEST_F_TIMEOUT(inherit, traced_child_family, 300)
+{
+	build_mixed(8);
+	traced_family(_metadata, &self->pmu, &self->fd, &self->child, 0,
+		      PFM_FL_INHERIT);
+	traced_family(_metadata, &self->pmu, &self->fd, &self->child, 0,
+		      PFM_FL_INHERIT | PFM_FL_INHERIT_THREAD);
+}
+
+TEST_F_TIMEOUT(inherit, traced_exec_family, 300)
+{
+	build_mixed(FAMILY_EXEC_N);
+	traced_family(_metadata, &self->pmu, &self->fd, &self->child, 1,
+		      PFM_FL_INHERIT);
+}
+
+/*
+ * Followers gated on a futex in the shared page: NR_GATED - 1 threads and
+ * a process; follower i runs pfm_loop(before * (i + 1) * u), is counted in
+ * arrived, sleeps until the gate opens, runs pfm_loop(after * (i + 1) * u).
+ */
+#define NR_GATED	3
+
+struct sync {
+	unsigned long unit;
+	unsigned long before;
+	unsigned long after;
+	int arrived;
+	int gate;
+	int fd;
+	int err;
+	int tid[NR_GATED + 1];
+	int pid[NR_GATED + 1];
+};
+
+static struct sync *sy;
+static const struct pfm_pmu *sy_pmu;
+
+static unsigned long gated_weight(long i)
+{
+	return 1 + i;
+}
+
+static int gated_main(void *arg)
+{
+	unsigned long w = gated_weight((long)arg) * sy->unit;
+
+	pfm_loop(sy->before * w);
+	__atomic_add_fetch(&sy->arrived, 1, __ATOMIC_SEQ_CST);
+	futex_wait(&sy->gate, 0);
+	pfm_loop(sy->after * w);
+	return 0;
+}
+
+static void gated_reset(unsigned long unit, unsigned long before,
+			unsigned long after)
+{
+	memset(sy, 0, sizeof(*sy));
+	sy->unit = unit;
+	sy->before = before;
+	sy->after = after;
+	sy->fd = -1;
+}
+
+static int gated_spawn(void)
+{
+	int bad = 0;
+	long i;
+
+	for (i = 0; i < NR_GATED; i++) {
+		sy->pid[i] = pfm_raw_clone(i == NR_GATED - 1 ? PROC_FLAGS :
+					   THREAD_FLAGS, slot_top(i),
+					   &sy->tid[i], gated_main, (void *)i);
+		bad += sy->pid[i] <= 0;
+	}
+	return bad;
+}
+
+static void gated_open(void)
+{
+	__atomic_store_n(&sy->gate, 1, __ATOMIC_SEQ_CST);
+	futex_wake(&sy->gate, INT_MAX);
+}
+
+static int gated_reap(void)
+{
+	int bad = 0, status = -1;
+	long i;
+
+	for (i = 0; i < NR_GATED; i++) {
+		if (sy->pid[i] <= 0)
+			continue;
+		if (i == NR_GATED - 1)
+			bad += (raw_wait4(sy->pid[i], &status) != sy->pid[i]) +
+			       (status != 0);
+		else
+			bad += wait_thread(&sy->tid[i], sy->pid[i]);
+	}
+	return bad;
+}
+
+/* Wait until every gated follower sleeps at the gate: 0. */
+static int gated_asleep(void)
+{
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		if (__atomic_load_n(&sy->arrived, __ATOMIC_SEQ_CST) ==
+		    NR_GATED)
+			break;
+		usleep(10000);
+	}
+	for (i = 0; i < NR_GATED; i++)
+		if (wait_asleep(i == NR_GATED - 1 ? sy->pid[i] : getpid(),
+				sy->pid[i]))
+			return -1;
+	return 0;
+}
+
+static unsigned long gated_total(void)
+{
+	unsigned long w = 0;
+	long i;
+
+	for (i = 0; i < NR_GATED; i++)
+		w += gated_weight(i);
+	return w;
+}
+
+/*
+ * Followers created while the context is loaded but stopped are followers
+ * that do not count: their loop before the start is not in the total,
+ * their loop after it is, exactly.
+ */
+TEST_F_TIMEOUT(inherit, followers_start_with_original, 300)
+{
+	struct counts a, b, c[NR_ROUNDS];
+	unsigned int i;
+
+	sy = self->mem;
+	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
+	ASSERT_LE(0, self->fd);
+	for (i = 0; i < NR_ROUNDS; i++) {
+		gated_reset(round_units[i], 3, 1);
+		ASSERT_EQ(0, read_counts(self->fd, 1, &a));
+		ASSERT_EQ(0, gated_spawn());
+		/* stopped: what the monitored thread does is not counted */
+		ASSERT_EQ(0, gated_asleep());
+		ASSERT_EQ(0, pfm_start(self->fd, NULL));
+		gated_open();
+		EXPECT_EQ(0, gated_reap());
+		ASSERT_EQ(0, pfm_stop(self->fd));
+		ASSERT_EQ(0, read_counts(self->fd, 1, &b));
+		counts_sub(&c[i], &b, &a);
+	}
+	EXPECT_EQ(c[1].insn, c[2].insn);
+	EXPECT_COUNT(gated_total() * UNIT * PFM_LOOP_INSN,
+		     c[3].insn - c[2].insn,
+		     "loops after the start only, instructions, 2u - u");
+	EXPECT_COUNT(gated_total() * UNIT * PFM_LOOP_BRANCH,
+		     c[3].branch - c[2].branch,
+		     "loops after the start only, branches, 2u - u");
+	EXPECT_EQ(c[2].self_insn, c[3].self_insn);
+}
+
+/* Tasks created before the load are not followers. */
+TEST_F_TIMEOUT(inherit, tasks_before_load_untouched, 300)
+{
+	struct counts a, b, c[NR_ROUNDS];
+	long base = sessions();
+	unsigned int i;
+
+	ASSERT_LE(0, base);
+	sy = self->mem;
+	for (i = 0; i < NR_ROUNDS; i++) {
+		gated_reset(round_units[i], 0, 1);
+		ASSERT_EQ(0, gated_spawn());
+		self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
+		ASSERT_LE(0, self->fd);
+		EXPECT_EQ(base + 1, sessions());
+		ASSERT_EQ(0, read_counts(self->fd, 1, &a));
+		ASSERT_EQ(0, pfm_start(self->fd, NULL));
+		gated_open();
+		EXPECT_EQ(0, gated_reap());
+		ASSERT_EQ(0, pfm_stop(self->fd));
+		ASSERT_EQ(0, read_counts(self->fd, 1, &b));
+		counts_sub(&c[i], &b, &a);
+		close(self->fd);
+		self->fd = -1;
+	}
+	EXPECT_COUNT(0, c[3].insn - c[2].insn,
+		     "tasks created before the load, instructions, 2u - u");
+	EXPECT_COUNT(0, c[3].branch - c[2].branch,
+		     "tasks created before the load, branches, 2u - u");
+	EXPECT_EQ(base, wait_sessions(base));
+}
+
+/*
+ * The monitored thread exits while its followers live: they go on
+ * counting (all their loops run after its exit), and once they have
+ * exited the original's fd reads the full total, exactly.
+ */
+static int orig_main(void *arg)
+{
+	int fd = pfm_create(PFM_FL_INHERIT);
+
+	sy->fd = fd;
+	if (fd < 0 || pfm_program(fd, sy_pmu, PFM_EVT_USR) ||
+	    pfm_load(fd, pfm_gettid()) || pfm_start(fd, NULL)) {
+		sy->err = -1;
+		return 0;
+	}
+	sy->err = gated_spawn();
+	return 0;
+}
+
+TEST_F_TIMEOUT(inherit, original_exits_first, 300)
+{
+	struct counts c[NR_ROUNDS];
+	long base = sessions(), pid;
+	unsigned int i;
+
+	ASSERT_LE(0, base);
+	sy = self->mem;
+	sy_pmu = &self->pmu;
+	for (i = 0; i < NR_ROUNDS; i++) {
+		gated_reset(round_units[i], 0, 1);
+		pid = pfm_raw_clone(THREAD_FLAGS, slot_top(NR_GATED),
+				    &sy->tid[NR_GATED], orig_main, NULL);
+		ASSERT_LT(0, pid);
+		ASSERT_EQ(0, wait_thread(&sy->tid[NR_GATED], pid));
+		wait_task_gone(pid);
+		self->fd = sy->fd;
+		ASSERT_EQ(0, sy->err);
+		ASSERT_LE(0, self->fd);
+		/* the original is unloaded, its followers are attached */
+		EXPECT_EQ(base + NR_GATED, wait_sessions(base + NR_GATED));
+		gated_open();
+		EXPECT_EQ(0, gated_reap());
+		ASSERT_EQ(0, read_counts(self->fd, 0, &c[i]));
+		close(self->fd);
+		self->fd = -1;
+		EXPECT_EQ(base, wait_sessions(base));
+	}
+	EXPECT_EQ(c[1].insn, c[2].insn);
+	EXPECT_COUNT(gated_total() * UNIT * PFM_LOOP_INSN,
+		     c[3].insn - c[2].insn,
+		     "followers of an exited thread, instructions, 2u - u");
+	EXPECT_COUNT(gated_total() * UNIT * PFM_LOOP_BRANCH,
+		     c[3].branch - c[2].branch,
+		     "followers of an exited thread, branches, 2u - u");
+}
+
+/*
+ * Unload of the original while followers live: their counts so far are
+ * folded in and stay, nothing they do afterwards is added, the sessions
+ * go back, and the context is usable again.
+ */
+TEST_F_TIMEOUT(inherit, unload_keeps_totals, 300)
+{
+	unsigned long w;
+	struct counts v1, v2, v3;
+	long base = sessions();
+
+	ASSERT_LE(0, base);
+	sy = self->mem;
+	gated_reset(UNIT, 1, 10);
+	w = gated_total() * UNIT;
+	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	ASSERT_EQ(0, gated_spawn());
+	ASSERT_EQ(0, gated_asleep());
+	ASSERT_EQ(0, pfm_unload_context(self->fd));
+	ASSERT_EQ(0, read_counts(self->fd, 0, &v1));
+	/* the loops before the gate are in, the ones after cannot be */
+	EXPECT_LE(w * PFM_LOOP_INSN, v1.insn);
+	EXPECT_GT(10 * w * PFM_LOOP_INSN, v1.insn);
+	EXPECT_LE(w * PFM_LOOP_BRANCH, v1.branch);
+	gated_open();
+	EXPECT_EQ(0, gated_reap());
+	ASSERT_EQ(0, read_counts(self->fd, 0, &v2));
+	EXPECT_EQ(v1.insn, v2.insn);
+	EXPECT_EQ(v1.branch, v2.branch);
+	EXPECT_EQ(base, wait_sessions(base));
+	/* reloaded, it has the same values, and it can be written */
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	ASSERT_EQ(0, read_counts(self->fd, 0, &v3));
+	EXPECT_EQ(v1.insn, v3.insn);
+	EXPECT_EQ(0, pfm_write_pmd(self->fd, 0, 0));
+	EXPECT_EQ(0, pfm_unload_context(self->fd));
+}
+
+TEST_HARNESS_MAIN
