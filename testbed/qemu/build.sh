@@ -1,5 +1,5 @@
 #!/bin/bash
-# Build Debian's QEMU 7.2 (x86_64-softmmu, TCG only) with the emulated-PMU patch series.
+# Build Debian's QEMU 7.2 (x86_64-softmmu, TCG only, with TCG plugins) with the emulated-PMU patch series.
 # Prints the absolute path of the cached qemu-system-x86_64 as the last line of stdout.
 set -eu
 CACHE=${PERFMON_CACHE:-/var/cache/perfmon-lite}
@@ -77,12 +77,14 @@ done
 log "configuring (log: $LOG)"
 mkdir -p "$work/qemu/build"
 (cd "$work/qemu/build" && ../configure --target-list=x86_64-softmmu --without-default-features \
-	--enable-tcg --disable-docs --disable-werror) >>"$LOG" 2>&1 || { tail -30 "$LOG" >&2; exit 1; }
+	--enable-tcg --enable-plugins --disable-docs --disable-werror) >>"$LOG" 2>&1 || { tail -30 "$LOG" >&2; exit 1; }
 log "building"
 start=$(date +%s)
 (cd "$work/qemu/build" && nice ninja -j"$(nproc)" qemu-system-x86_64) >>"$LOG" 2>&1 || { tail -40 "$LOG" >&2; exit 1; }
 log "built in $(( $(date +%s) - start )) s"
 mkdir -p "$QC/$key"
+# the TCG plugin API header of this very tree, for plugins built against it (testbed/bench/)
+cp "$work/qemu/include/qemu/qemu-plugin.h" "$QC/$key/qemu-plugin.h"
 cp "$work/qemu/build/qemu-system-x86_64" "$out.tmp"
 mv "$out.tmp" "$out"
 rm -rf "$work"
