@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pfmbench: the guest side of `make bench` (issue 10): perfmon against
+ * perf_events, per operation, in the same boot.
+ *
+ * Every measured region lies between the start and stop markers of the
+ * pmcount TCG plugin (testbed/bench/pmcount.c), which counts guest
+ * instructions, RDMSR, WRMSR, RDPMC and CR4 writes in it. For each region
+ * this program prints, after the region:
+ *
+ *   BENCH-REGION seq=K bench=B1 variant=perfmon cpus=1 iters=N rep=R ns=T
+ *
+ * K numbers the regions from 1 in the order they end, as the plugin does
+ * (only this program executes markers). ns is the guest's wall time of the
+ * region (TCG: slow and noisy, for ratios in one boot only).
+ *
+ *   pfmbench [-n ITERS] [-r REPS] [-b B1,B3,B4,B5] [-c]
+ *   pfmbench -t      the plugin's self-test: regions of known length
+ *
+ * B1 ping-pong of one byte over two pipes between two threads, on one CPU
+ *    (both pinned to CPU 1) and on two (CPU 0 and CPU 1); variants none,
+ *    perfmon (each thread: a started self-monitoring context, 2 events),
+ *    perf (each thread: a group of 2 events, pid 0, enabled). One
+ *    operation: a round trip. B2 is B1 "none" on another kernel.
+ * B3 start, an empty region, stop, read 2 counters: perfmon's pfm_start,
+ *    pfm_stop, pfm_read_pmds against perf's ioctl ENABLE and DISABLE with
+ *    PERF_IOC_FLAG_GROUP and one group read().
+ * B4 reads of 2 running counters: pfm_read_pmds; perf read() of the group;
+ *    RDPMC of the 2 counters of a self-monitoring perfmon context; perf's
+ *    mmap-page RDPMC sequence for the 2 events.
+ * B5 thread create + join under inheritance: not yet (no in-kernel
+ *    inheritance in perfmon).
+ *
+ * The 2 events: instructions retired and branch instructions retired, user
+ * and kernel. Variants alternate within each repetition.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include <linux/perf_event.h>
+#include <linux/perfmon.h>
+
+#define MARK_START() asm volatile(".byte 0x0f,0x1f,0x80,0x01,0x50,0x46,0x4d" ::: "memory")
+#define MARK_STOP()  asm volatile(".byte 0x0f,0x1f,0x80,0x02,0x50,0x46,0x4d" ::: "memory")
+
+static unsigned long seq;	/* regions ended so far */
+static int amd;			/* AMD event encodings */
+static int have_pfm, have_perf;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "pfmbench: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void report(const char *bench, const char *variant, int cpus,
+		   unsigned long iters, int rep, uint64_t ns)
+{
+	++seq;
+	printf("BENCH-REGION seq=%lu bench=%s variant=%s cpus=%d iters=%lu rep=%d ns=%llu\n",
+	       seq, bench, variant, cpus, iters, rep, (unsigned long long)ns);
+	fflush(stdout);
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("sched_setaffinity");
+}
+
+/* ---- perfmon, raw system calls (as tools/testing/selftests/perfmon) ---- */
+
+#define EVT_USR	0x00010000ULL
+#define EVT_OS	0x00020000ULL
+#define EVT_INT	0x00100000ULL
+#define EVT_EN	0x00400000ULL
+
+static int pfm_setup(int started)
+{
+	struct pfarg_ctx ctx;
+	struct pfarg_pmc pmcs[2];
+	struct pfarg_pmd pmds[2];
+	struct pfarg_load load;
+	__u64 plm = EVT_USR | EVT_OS | EVT_INT | EVT_EN;
+	int fd;
+
+	memset(&ctx, 0, sizeof(ctx));
+	fd = syscall(__NR_pfm_create_context, &ctx, NULL, NULL, 0);
+	if (fd < 0)
+		die("pfm_create_context");
+	memset(pmcs, 0, sizeof(pmcs));
+	memset(pmds, 0, sizeof(pmds));
+	pmcs[0].reg_num = 0;
+	pmcs[0].reg_value = 0xc0 | plm;			/* instructions */
+	pmcs[1].reg_num = 1;
+	pmcs[1].reg_value = (amd ? 0xc2 : 0xc4) | plm;	/* branches */
+	pmds[0].reg_num = 0;
+	pmds[1].reg_num = 1;
+	if (syscall(__NR_pfm_write_pmcs, fd, pmcs, 2))
+		die("pfm_write_pmcs");
+	if (syscall(__NR_pfm_write_pmds, fd, pmds, 2))
+		die("pfm_write_pmds");
+	memset(&load, 0, sizeof(load));
+	load.load_pid = syscall(SYS_gettid);
+	if (syscall(__NR_pfm_load_context, fd, &load))
+		die("pfm_load_context");
+	if (started && syscall(__NR_pfm_start, fd, NULL))
+		die("pfm_start");
+	return fd;
+}
+
+static inline void pfm_read2(int fd, struct pfarg_pmd *pmds)
+{
+	if (syscall(__NR_pfm_read_pmds, fd, pmds, 2))
+		die("pfm_read_pmds");
+}
+
+static inline uint64_t rdpmc(unsigned int idx)
+{
+	unsigned int lo, hi;
+
+	asm volatile("rdpmc" : "=a" (lo), "=d" (hi) : "c" (idx));
+	return (uint64_t)hi << 32 | lo;
+}
+
+/* ---- perf_events ---- */
+
+struct perf2 {
+	int fd[2];
+	struct perf_event_mmap_page *pc[2];
+};
+
+static void perf_setup(struct perf2 *p, int enabled, int mmap_pages)
+{
+	static const __u64 cfg[2] = { PERF_COUNT_HW_INSTRUCTIONS,
+				      PERF_COUNT_HW_BRANCH_INSTRUCTIONS };
+	struct perf_event_attr attr;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		memset(&attr, 0, sizeof(attr));
+		attr.size = sizeof(attr);
+		attr.type = PERF_TYPE_HARDWARE;
+		attr.config = cfg[i];
+		attr.read_format = PERF_FORMAT_GROUP;
+		attr.disabled = i == 0 && !enabled;
+		p->fd[i] = syscall(__NR_perf_event_open, &attr, 0, -1,
+				   i ? p->fd[0] : -1, 0);
+		if (p->fd[i] < 0)
+			die("perf_event_open");
+		p->pc[i] = NULL;
+		if (mmap_pages) {
+			p->pc[i] = mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ,
+					MAP_SHARED, p->fd[i], 0);
+			if (p->pc[i] == MAP_FAILED)
+				die("mmap of a perf event");
+		}
+	}
+}
+
+static void perf_close(struct perf2 *p)
+{
+	int i;
+
+	for (i = 1; i >= 0; i--) {
+		if (p->pc[i])
+			munmap(p->pc[i], sysconf(_SC_PAGESIZE));
+		close(p->fd[i]);
+	}
+}
+
+static inline void perf_read_group(struct perf2 *p)
+{
+	__u64 buf[3];
+
+	if (read(p->fd[0], buf, sizeof(buf)) != sizeof(buf))
+		die("read of the perf group");
+}
+
+/* the sequence of perf_event_mmap_page's comment (include/uapi/linux/perf_event.h) */
+static inline uint64_t perf_mmap_read(struct perf_event_mmap_page *pc)
+{
+	uint32_t seqc, idx, width;
+	uint64_t count;
+	int64_t pmc;
+
+	do {
+		seqc = pc->lock;
+		asm volatile("" ::: "memory");
+		idx = pc->index;
+		count = pc->offset;
+		if (pc->cap_user_rdpmc && idx) {
+			width = pc->pmc_width;
+			pmc = rdpmc(idx - 1);
+			pmc <<= 64 - width;
+			pmc >>= 64 - width;
+			count += pmc;
+		}
+		asm volatile("" ::: "memory");
+	} while (pc->lock != seqc);
+	return count;
+}
+
+/* ---- B1: ping-pong ---- */
+
+enum variant { V_NONE, V_PFM, V_PERF };
+static const char *const vname[] = { "none", "perfmon", "perf" };
+
+struct pp {
+	enum variant v;
+	int cpu_a, cpu_b;
+	unsigned long iters, warm;
+	int a2b[2], b2a[2];
+	uint64_t ns;
+};
+
+struct counting {
+	int pfm_fd;
+	struct perf2 perf;
+};
+
+static void count_begin(enum variant v, struct counting *c)
+{
+	if (v == V_PFM)
+		c->pfm_fd = pfm_setup(1);
+	else if (v == V_PERF)
+		perf_setup(&c->perf, 1, 0);
+}
+
+static void count_end(enum variant v, struct counting *c)
+{
+	if (v == V_PFM)
+		close(c->pfm_fd);
+	else if (v == V_PERF)
+		perf_close(&c->perf);
+}
+
+static void *pp_b(void *arg)
+{
+	struct pp *pp = arg;
+	struct counting c;
+	char x = 'r';
+
+	pin(pp->cpu_b);
+	count_begin(pp->v, &c);
+	if (write(pp->b2a[1], &x, 1) != 1)
+		die("write");
+	for (;;) {
+		if (read(pp->a2b[0], &x, 1) != 1)
+			die("read");
+		if (x == 'q')
+			break;
+		if (write(pp->b2a[1], &x, 1) != 1)
+			die("write");
+	}
+	count_end(pp->v, &c);
+	return NULL;
+}
+
+static void *pp_a(void *arg)
+{
+	struct pp *pp = arg;
+	struct counting c;
+	unsigned long i;
+	uint64_t t0;
+	char x;
+
+	pin(pp->cpu_a);
+	count_begin(pp->v, &c);
+	if (read(pp->b2a[0], &x, 1) != 1)	/* B is counting */
+		die("read");
+	x = 'p';
+	for (i = 0; i < pp->warm; i++) {
+		if (write(pp->a2b[1], &x, 1) != 1 || read(pp->b2a[0], &x, 1) != 1)
+			die("ping-pong");
+	}
+	MARK_START();
+	t0 = now_ns();
+	for (i = 0; i < pp->iters; i++) {
+		if (write(pp->a2b[1], &x, 1) != 1 || read(pp->b2a[0], &x, 1) != 1)
+			die("ping-pong");
+	}
+	pp->ns = now_ns() - t0;
+	MARK_STOP();
+	x = 'q';
+	if (write(pp->a2b[1], &x, 1) != 1)
+		die("write");
+	count_end(pp->v, &c);
+	return NULL;
+}
+
+static void b1(enum variant v, int cpus, unsigned long iters, int rep)
+{
+	struct pp pp = { .v = v, .cpu_a = cpus == 2 ? 0 : 1, .cpu_b = 1,
+			 .iters = iters, .warm = iters / 10 + 10 };
+	pthread_t a, b;
+
+	if (pipe(pp.a2b) || pipe(pp.b2a))
+		die("pipe");
+	if (pthread_create(&b, NULL, pp_b, &pp) || pthread_create(&a, NULL, pp_a, &pp))
+		die("pthread_create");
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	close(pp.a2b[0]); close(pp.a2b[1]); close(pp.b2a[0]); close(pp.b2a[1]);
+	report("B1", vname[v], cpus, iters, rep, pp.ns);
+}
+
+/* ---- B3: start / empty / stop / read 2 ---- */
+
+static void b3(enum variant v, unsigned long iters, int rep)
+{
+	struct pfarg_pmd pmds[2];
+	struct perf2 p;
+	unsigned long i, warm = iters / 10 + 10;
+	uint64_t t0, ns;
+	int fd = -1;
+
+	pin(1);
+	memset(pmds, 0, sizeof(pmds));
+	pmds[1].reg_num = 1;
+	if (v == V_PFM)
+		fd = pfm_setup(0);
+	else
+		perf_setup(&p, 0, 0);
+#define B3_CYCLE() do {							\
+	if (v == V_PFM) {						\
+		if (syscall(__NR_pfm_start, fd, NULL) ||		\
+		    syscall(__NR_pfm_stop, fd))				\
+			die("pfm_start/stop");				\
+		pfm_read2(fd, pmds);					\
+	} else {							\
+		if (ioctl(p.fd[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP) || \
+		    ioctl(p.fd[0], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP)) \
+			die("perf ioctl");				\
+		perf_read_group(&p);					\
+	}								\
+} while (0)
+	for (i = 0; i < warm; i++)
+		B3_CYCLE();
+	MARK_START();
+	t0 = now_ns();
+	for (i = 0; i < iters; i++)
+		B3_CYCLE();
+	ns = now_ns() - t0;
+	MARK_STOP();
+	if (v == V_PFM)
+		close(fd);
+	else
+		perf_close(&p);
+	report("B3", vname[v], 1, iters, rep, ns);
+}
+
+/* ---- B4: reads of 2 running counters ---- */
+
+enum rvariant { R_PFM_READ, R_PERF_READ, R_PFM_RDPMC, R_PERF_RDPMC };
+static const char *const rname[] = { "pfm_read_pmds", "perf_read", "pfm_rdpmc",
+				     "perf_rdpmc" };
+
+static volatile uint64_t sink;
+
+static void b4(enum rvariant v, unsigned long iters, int rep)
+{
+	struct pfarg_pmd pmds[2];
+	struct perf2 p;
+	unsigned long i, warm = iters / 10 + 10;
+	uint64_t t0, ns;
+	int fd = -1;
+
+	pin(1);
+	memset(pmds, 0, sizeof(pmds));
+	pmds[1].reg_num = 1;
+	if (v == R_PFM_READ || v == R_PFM_RDPMC)
+		fd = pfm_setup(1);
+	else
+		perf_setup(&p, 1, v == R_PERF_RDPMC);
+	if (v == R_PERF_RDPMC && !(p.pc[0]->cap_user_rdpmc && p.pc[1]->cap_user_rdpmc &&
+				   p.pc[0]->index && p.pc[1]->index)) {
+		fprintf(stderr, "pfmbench: perf's mmap page does not allow RDPMC\n");
+		exit(1);
+	}
+#define B4_READ() do {							\
+	switch (v) {							\
+	case R_PFM_READ: pfm_read2(fd, pmds); break;			\
+	case R_PERF_READ: perf_read_group(&p); break;			\
+	case R_PFM_RDPMC: sink = rdpmc(0) + rdpmc(1); break;		\
+	case R_PERF_RDPMC:						\
+		sink = perf_mmap_read(p.pc[0]) + perf_mmap_read(p.pc[1]); \
+		break;							\
+	}								\
+} while (0)
+	for (i = 0; i < warm; i++)
+		B4_READ();
+	MARK_START();
+	t0 = now_ns();
+	for (i = 0; i < iters; i++)
+		B4_READ();
+	ns = now_ns() - t0;
+	MARK_STOP();
+	if (fd >= 0)
+		close(fd);
+	else
+		perf_close(&p);
+	report("B4", rname[v], 1, iters, rep, ns);
+}
+
+/* ---- the plugin's self-test: regions of known length ---- */
+
+static void selftest(void)
+{
+	unsigned long n;
+	int i, fd;
+	uint64_t v;
+
+	pin(1);
+	/* 1 + 3n user instructions, no kernel ones, on the marker's vCPU */
+	for (n = 1000; n <= 1000000; n *= 1000) {
+		MARK_START();
+		asm volatile("mov %0, %%rcx\n1: nop\n dec %%rcx\n jnz 1b"
+			     :: "r" (n) : "rcx", "cc");
+		MARK_STOP();
+		report("T", "loop", 1, n, 0, 0);
+	}
+	/* an empty region: 0 */
+	MARK_START();
+	MARK_STOP();
+	report("T", "empty", 1, 0, 0, 0);
+	/* 1000 getppid(): 4 user instructions each, + 1 */
+	MARK_START();
+	asm volatile("mov $1000, %%rdi\n1: mov %0, %%eax\n syscall\n dec %%rdi\n jnz 1b"
+		     :: "i" (__NR_getppid) : "rax", "rcx", "r11", "rdi", "cc", "memory");
+	MARK_STOP();
+	report("T", "getppid", 1, 1000, 0, 0);
+	/* 100 RDMSR through /dev/cpu/1/msr (TSC) */
+	fd = open("/dev/cpu/1/msr", O_RDONLY);
+	if (fd >= 0) {
+		MARK_START();
+		for (i = 0; i < 100; i++)
+			if (pread(fd, &v, 8, 0x10) != 8)
+				die("pread msr");
+		MARK_STOP();
+		close(fd);
+		report("T", "msr_read", 1, 100, 0, 0);
+	}
+	/* 100 x 2 RDPMC under a perfmon context */
+	if (have_pfm) {
+		fd = pfm_setup(1);
+		MARK_START();
+		for (i = 0; i < 100; i++)
+			sink = rdpmc(0) + rdpmc(1);
+		MARK_STOP();
+		close(fd);
+		report("T", "rdpmc", 1, 100, 0, 0);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long iters = 2000;
+	const char *benches = "B1,B3,B4,B5";
+	int reps = 3, opt, r, v, test = 0;
+	struct perf_event_attr attr;
+	int fd;
+
+	while ((opt = getopt(argc, argv, "n:r:b:t")) != -1) {
+		switch (opt) {
+		case 'n': iters = strtoul(optarg, NULL, 0); break;
+		case 'r': reps = atoi(optarg); break;
+		case 'b': benches = optarg; break;
+		case 't': test = 1; break;
+		default:
+			fprintf(stderr, "usage: pfmbench [-n ITERS] [-r REPS] [-b B1,B3,B4,B5] [-t]\n");
+			return 2;
+		}
+	}
+	{
+		/* event encodings: Intel or AMD, by the vendor of the CPU */
+		char line[256];
+		FILE *f = fopen("/proc/cpuinfo", "r");
+
+		while (f && fgets(line, sizeof(line), f))
+			if (!strncmp(line, "vendor_id", 9)) {
+				amd = strstr(line, "AMD") != NULL;
+				break;
+			}
+		if (f)
+			fclose(f);
+	}
+	have_pfm = access("/sys/kernel/perfmon/version", R_OK) == 0;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_HARDWARE;
+	attr.config = PERF_COUNT_HW_INSTRUCTIONS;
+	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+	have_perf = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	printf("BENCH-INFO vendor=%s perfmon=%d perf=%d iters=%lu reps=%d\n",
+	       amd ? "AMD" : "Intel", have_pfm, have_perf, iters, reps);
+	fflush(stdout);
+	if (test) {
+		selftest();
+		return 0;
+	}
+	for (r = 1; r <= reps; r++) {
+		if (strstr(benches, "B1")) {
+			int cpus;
+
+			for (cpus = 1; cpus <= 2; cpus++)
+				for (v = V_NONE; v <= V_PERF; v++) {
+					if ((v == V_PFM && !have_pfm) || (v == V_PERF && !have_perf))
+						continue;
+					b1(v, cpus, iters, r);
+				}
+		}
+		if (strstr(benches, "B3") && have_pfm && have_perf)
+			for (v = V_PFM; v <= V_PERF; v++)
+				b3(v, iters, r);
+		if (strstr(benches, "B4") && have_pfm && have_perf)
+			for (v = R_PFM_READ; v <= R_PERF_RDPMC; v++)
+				b4(v, iters, r);
+	}
+	if (strstr(benches, "B5"))
+		printf("BENCH-B5 not yet: perfmon has no in-kernel inheritance\n");
+	return 0;
+}
