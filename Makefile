@@ -8,16 +8,18 @@
 #                     view, form, checkpatch): seconds
 #   make tree         create the development tree (git, one commit per patch)
 #   make export       regenerate the patches, series and tree view from it
+#   make bench        perfmon against perf_events in guest instructions and
+#                     MSR accesses per operation (testbed/bench/, not in check)
 #
 # Builds and logs go to $(PERFMON_CACHE), outside this repository.
 
 PERFMON_CACHE ?= /var/cache/perfmon-lite
 export PERFMON_CACHE
 
-.PHONY: run check check-quick check-build check-pmu check-guest tree export help
+.PHONY: run check check-quick check-build check-pmu check-guest tree export bench help
 
 help:
-	@sed -n '3,11p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,13p' Makefile | sed 's/^# \{0,1\}//'
 
 run:
 	@testbed/run-demo.sh
@@ -42,3 +44,6 @@ tree:
 
 export:
 	@testbed/export.sh
+
+bench:
+	@testbed/bench/bench.sh

@@ -1,0 +1,192 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# bench.sh: `make bench` (issue 10). perfmon against perf_events in guest
+# instructions, RDMSR, WRMSR, RDPMC and CR4 writes per operation, counted by
+# QEMU itself (the pmcount TCG plugin) on the emulated PMUs; see README.md.
+#
+# Builds or reuses: QEMU with TCG plugins (testbed/qemu/build.sh), the
+# plugin, the final kernel with CONFIG_PERFMON=y (the test kernel of
+# `make check`, $CACHE/build/test, when it is the final state of the series)
+# and the same with CONFIG_PERFMON off (for B2, built here), pfmbench and an
+# initramfs. Boots each model twice (PERFMON=y: B1 B3 B4 B5; PERFMON=n: B1
+# without counting) and writes $CACHE/runs/last/bench.md (+ bench.png).
+#
+# Environment:
+#   BENCH_MODELS   QEMU CPU models (default "Skylake-Client EPYC")
+#   BENCH_ITERS    operations per region (default 2000)
+#   BENCH_REPS     repetitions, variants alternating (default 3)
+#   BENCH_KERNEL   bzImage with CONFIG_PERFMON=y (default: the test kernel)
+#   BENCH_SYSMAP   its System.map (default: next to the build)
+#   BENCH_COMMIT   the state of the series to build (default: the last of
+#                  $CACHE/check/commits), in BENCH_BASE (default $CACHE/base)
+#   BENCH_HEADERS  uapi headers of the final tree (default: built here)
+#   BENCH_RELEASE  1: also the final tree without its debug options
+#                  (nodebug.config), PERFMON=y and =n, booted and reported
+#                  as B1-nodebug ... B4-nodebug
+#   BENCH_ICOUNT   QEMU -icount option (default shift=0: 1 ns of guest time
+#                  per instruction, one TCG thread; empty: MTTCG and the
+#                  host's clock, as make check runs; see README.md)
+set -euo pipefail
+
+TESTBED=$(cd "$(dirname "$0")/.." && pwd)
+HERE=$TESTBED/bench
+CACHE=${PERFMON_CACHE:-/var/cache/perfmon-lite}
+BC=$CACHE/bench
+MODELS=${BENCH_MODELS:-Skylake-Client EPYC}
+ITERS=${BENCH_ITERS:-2000}
+REPS=${BENCH_REPS:-5}
+ICOUNT=${BENCH_ICOUNT-shift=0}
+BASE=${BENCH_BASE:-$CACHE/base}
+mkdir -p "$BC"
+T0=$(date +%s)
+msg() { echo "bench: $*" >&2; }
+stage() { msg "[$(($(date +%s) - T0)) s] $*"; }
+
+# --- QEMU with plugins, and the plugin -----------------------------------
+stage "QEMU with TCG plugins"
+QEMU=$("$TESTBED/qemu/build.sh" | tail -n 1)
+QDIR=$(dirname "$QEMU")
+[ -f "$QDIR/qemu-plugin.h" ] || { msg "no qemu-plugin.h beside $QEMU (QEMU built without plugins?)"; exit 1; }
+PLUGIN=$BC/pmcount-$(cat "$HERE/pmcount.c" "$QDIR/qemu-plugin.h" | sha256sum | cut -c1-12).so
+if [ ! -f "$PLUGIN" ]; then
+	gcc -shared -fPIC -O2 -Wall $(pkg-config --cflags glib-2.0) -I "$QDIR" \
+		"$HERE/pmcount.c" -o "$PLUGIN.tmp" && mv "$PLUGIN.tmp" "$PLUGIN"
+fi
+
+# --- kernels ---------------------------------------------------------------
+kbuild_id() {
+	git -C "$BASE" ls-tree -r "$1" |
+		grep -v -E $'\t(Documentation/|tools/testing/selftests/|MAINTAINERS$)' |
+		sha256sum | cut -c1-40
+}
+COMMIT=${BENCH_COMMIT:-}
+if [ -z "$COMMIT" ]; then
+	[ -s "$CACHE/check/commits" ] || { msg "no $CACHE/check/commits: run make check first (or set BENCH_COMMIT)"; exit 1; }
+	COMMIT=$(tail -n 1 "$CACHE/check/commits" | cut -d' ' -f1)
+fi
+COMMIT=$(git -C "$BASE" rev-parse "$COMMIT")
+TREE=$(kbuild_id "$COMMIT")
+# The sources of that state, exported once (the checkout in BASE is make check's).
+SRC=$BC/src-${TREE:0:12}
+if [ ! -f "$SRC/.complete" ]; then
+	stage "exporting the sources of ${COMMIT:0:12}"
+	rm -rf "$SRC" && mkdir -p "$SRC"
+	git -C "$BASE" archive "$COMMIT" | tar -x -C "$SRC"
+	touch "$SRC/.complete"
+fi
+
+KY=${BENCH_KERNEL:-}
+SYSMAP_Y=${BENCH_SYSMAP:-}
+if [ -z "$KY" ]; then
+	if [ "$(cat "$CACHE/build/test/.perfmon-tree" 2>/dev/null)" = "$TREE" ]; then
+		KY=$CACHE/build/test/arch/x86/boot/bzImage
+		SYSMAP_Y=$CACHE/build/test/System.map
+		msg "PERFMON=y: the test kernel of make check ($KY)"
+	else
+		stage "building the final tree with CONFIG_PERFMON=y"
+		nice -n 19 "$TESTBED/build-kernel.sh" "$SRC" "$BC/build-y" >&2
+		KY=$BC/build-y/arch/x86/boot/bzImage
+		SYSMAP_Y=$BC/build-y/System.map
+	fi
+fi
+[ -n "$SYSMAP_Y" ] || SYSMAP_Y=$(dirname "$KY")/System.map
+[ -f "$SYSMAP_Y" ] || SYSMAP_Y=$(dirname "$KY")/../../../System.map
+stage "building the final tree with CONFIG_PERFMON off (B2; incremental)"
+NO=$BC/build-n
+if [ "$(cat "$NO/.perfmon-tree" 2>/dev/null)" != "$TREE" ] || [ ! -f "$NO/arch/x86/boot/bzImage" ]; then
+	rm -f "$NO/.perfmon-tree"
+	nice -n 19 "$TESTBED/build-kernel.sh" "$SRC" "$NO" "$HERE/noperfmon.config" >&2
+	echo "$TREE" >"$NO/.perfmon-tree"
+fi
+KN=$NO/arch/x86/boot/bzImage
+# build_tree DIR FRAGMENT...: the final state into DIR (incremental)
+build_tree() {
+	local o=$1
+	shift
+	if [ "$(cat "$o/.perfmon-tree" 2>/dev/null)" != "$TREE" ] || [ ! -f "$o/arch/x86/boot/bzImage" ]; then
+		rm -f "$o/.perfmon-tree"
+		nice -n 19 "$TESTBED/build-kernel.sh" "$SRC" "$o" "$@" >&2
+		echo "$TREE" >"$o/.perfmon-tree"
+	fi
+}
+RELEASE=${BENCH_RELEASE:-0}
+if [ "$RELEASE" = 1 ]; then
+	stage "building the final tree without debug options, PERFMON=y and =n (BENCH_RELEASE=1)"
+	build_tree "$BC/build-ry" "$HERE/nodebug.config"
+	build_tree "$BC/build-rn" "$HERE/nodebug.config" "$HERE/noperfmon.config"
+fi
+
+HDR=${BENCH_HEADERS:-}
+if [ -z "$HDR" ]; then
+	HDR=$NO/usr/include
+	[ -f "$HDR/linux/perfmon.h" ] || nice make -s -C "$SRC" O="$NO" headers >&2
+fi
+
+# --- guest programs and initramfs ------------------------------------------
+stage "pfmbench and the initramfs"
+STAGE=$BC/stage
+rm -rf "$STAGE" && mkdir -p "$STAGE/bench"
+gcc -O2 -Wall -static -pthread -isystem "$HDR" -o "$STAGE/bench/pfmbench" "$HERE/pfmbench.c"
+install -m 0755 "$HERE/guest/run.sh" "$STAGE/bench/run.sh"
+INITRD=$BC/initramfs.cpio.gz
+"$TESTBED/mkinitramfs.sh" "$INITRD" "" "$STAGE" >&2
+
+# --- boots -----------------------------------------------------------------
+RUN=$BC/runs/$(date +%Y%m%d-%H%M%S)
+mkdir -p "$RUN"
+ln -sfn "$RUN" "$BC/runs/last"
+APPEND="testbed.guest=/bench/run.sh kunit.enable=0 kmemleak=off"
+boot() { # label model kernel args
+	local label=$1 model=$2 kernel=$3 args=$4 t0=$(date +%s) rc=0
+	rm -f "$RUN/regions-$label.jsonl"
+	"$TESTBED/run-guest.sh" --qemu "$QEMU" --kernel "$kernel" --initrd "$INITRD" \
+		--cpu "$model,pmu=on" --log "$RUN/guest-$label.log" --timeout "${BENCH_TIMEOUT:-1800}" \
+		--append "$APPEND bench.args=$args" \
+		-- -plugin "$PLUGIN,out=$RUN/regions-$label.jsonl" ${ICOUNT:+-icount "$ICOUNT"} \
+		>"$RUN/run-guest-$label.out" 2>&1 || rc=$?
+	stage "  $label: $(($(date +%s) - t0)) s, exit $rc, log $RUN/guest-$label.log"
+	[ $rc = 0 ] || { tail -n 20 "$RUN/guest-$label.log" >&2; return 1; }
+	# a kernel that warned is not one to measure
+	if grep -a -n -E '(WARNING|BUG):|Oops|Kernel panic|possible (circular|recursive) locking' \
+		"$RUN/guest-$label.log" >&2; then
+		msg "$label: the kernel reported a problem (log $RUN/guest-$label.log)"
+		return 1
+	fi
+}
+fail=0
+stage "plugin self-test (Skylake-Client)"
+boot selftest Skylake-Client "$KY" "-t" || fail=1
+LABELS=
+for m in $MODELS; do
+	stage "booting $m: PERFMON=y"
+	boot "$m-y" "$m" "$KY" "-n,$ITERS,-r,$REPS" || fail=1
+	stage "booting $m: PERFMON=n"
+	boot "$m-n" "$m" "$KN" "-n,$ITERS,-r,$REPS,-b,B1" || fail=1
+	if [ "$RELEASE" = 1 ]; then
+		stage "booting $m without debug options: PERFMON=y, =n"
+		boot "$m-yr" "$m" "$BC/build-ry/arch/x86/boot/bzImage" "-n,$ITERS,-r,$REPS" || fail=1
+		boot "$m-nr" "$m" "$BC/build-rn/arch/x86/boot/bzImage" "-n,$ITERS,-r,$REPS,-b,B1" || fail=1
+	fi
+	LABELS="$LABELS $m"
+done
+[ $fail = 0 ] || { msg "a boot failed"; exit 1; }
+
+# --- report ------------------------------------------------------------------
+stage "report"
+# runs/last is make check's last run; without one, a directory of its own
+OUTDIR=$CACHE/runs/last
+if [ ! -d "$OUTDIR" ]; then
+	d=$CACHE/runs/bench-$(date +%Y%m%d-%H%M%S)
+	mkdir -p "$d" && ln -sfn "$d" "$OUTDIR"
+fi
+RARGS=()
+[ "$RELEASE" != 1 ] || RARGS=(--release --sysmap-r "$BC/build-ry/System.map")
+# shellcheck disable=SC2086
+python3 "$HERE/report.py" --run "$RUN" --sysmap-y "$SYSMAP_Y" --sysmap-n "$NO/System.map" \
+	--kernel-y "$KY" --kernel-n "$KN" --icount "$ICOUNT" \
+	"${RARGS[@]}" --md "$RUN/bench.md" --plot "$RUN/bench" $LABELS || rc=$?
+cp "$RUN/bench.md" "$OUTDIR/bench.md"
+[ ! -f "$RUN/bench.png" ] || cp "$RUN/bench.png" "$OUTDIR/bench.png"
+stage "done: $OUTDIR/bench.md (logs in $RUN)"
+[ "${rc:-0}" = 0 ] || { msg "the plugin's self-test failed: the figures are not to be trusted"; exit 1; }
