@@ -381,7 +381,7 @@ def main():
                 if not vals:
                     continue
                 f.write("%s %s %s\n" % (b, " ".join("%.4f" % vals.get(m, 0) for m in models), tgt[0]))
-        gp = ('set terminal pngcairo size 900,500\nset output "%s.png"\n'
+        gp = ('set terminal pngcairo size 1200,500\nset output "%s.png"\n'
               'set title "perfmon / reference per benchmark (lower is better), %s"\n'
               'set style data histograms\nset style histogram cluster gap 1\n'
               'set style fill solid 0.8 border -1\nset boxwidth 0.9\nset yrange [0:*]\n'
