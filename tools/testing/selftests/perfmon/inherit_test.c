@@ -457,15 +457,30 @@ static int read_pmds_flags(int fd, __u32 flags, __u64 *insn, __u64 *branch)
 	return 0;
 }
 
+/*
+ * With @with_self, the totals and the monitored thread's own values come
+ * from one call, of one instant: two calls would put the caller's own
+ * instructions between them in one and not in the other.
+ */
 static int read_counts(int fd, int with_self, struct counts *c)
 {
+	struct pfarg_pmd pmds[4];
+	int i;
+
 	memset(c, 0, sizeof(*c));
-	if (read_pmds_flags(fd, 0, &c->insn, &c->branch))
-		return -1;
 	if (!with_self)
-		return 0;
-	return read_pmds_flags(fd, PFM_REGFL_SELF, &c->self_insn,
-			       &c->self_branch);
+		return read_pmds_flags(fd, 0, &c->insn, &c->branch);
+	for (i = 0; i < 4; i++) {
+		pfm_pmd_set(&pmds[i], i % 2, 0);
+		pmds[i].reg_flags = i < 2 ? 0 : PFM_REGFL_SELF;
+	}
+	if (pfm_read_pmds(fd, pmds, 4))
+		return -1;
+	c->insn = pmds[0].reg_value;
+	c->branch = pmds[1].reg_value;
+	c->self_insn = pmds[2].reg_value;
+	c->self_branch = pmds[3].reg_value;
+	return 0;
 }
 
 static void counts_sub(struct counts *d, const struct counts *b,
