@@ -104,14 +104,25 @@ long pfm_raw_clone(unsigned long flags, char *stack_top, int *tid,
 		     "1:	ret\n");
 }
 #else
-/* i386: glibc's wrappers, which branch only when a call fails. */
+/*
+ * i386: int $0x80. glibc's syscall() would take its errno path for the
+ * EAGAIN of a futex wait whose thread was already gone, and not for a
+ * wait that sleeps: a count that depends on timing.
+ */
 static long pfm_raw_syscall(long nr, long a1, long a2, long a3, long a4,
 			    long a5)
 {
-	long ret = syscall(nr, a1, a2, a3, a4, a5);
+	long ret;
 
-	return ret == -1 ? -errno : ret;
+	asm volatile("int $0x80"
+		     : "=a" (ret)
+		     : "a" (nr), "b" (a1), "c" (a2), "d" (a3), "S" (a4),
+		       "D" (a5)
+		     : "memory");
+	return ret;
 }
+
+/* glibc's clone(), which branches only when the call fails. */
 
 static long pfm_raw_clone(unsigned long flags, char *stack_top, int *tid,
 			  int (*fn)(void *), void *arg)
