@@ -36,10 +36,12 @@
  *
  * Output: one JSON object per line and region, appended at each stop
  * marker to the file given by out=FILE (else to QEMU's log, stderr):
- *   {"seq":N,"start_vcpu":V,"stop_vcpu":V,
+ *   {"seq":N,"start_vcpu":V,"stop_vcpu":V,"host_us":T,
  *    "vcpus":[{"ik":..,"iu":..,"rdmsr":..,"wrmsr":..,"rdpmc":..,"cr4":..},..],
  *    "sites":[["ffffffff81001234","wrmsr",[n_vcpu0,..],{"CALLER":[n_vcpu0,..],..}],..]}
- * seq counts the regions from 1 in the order they end. CALLER is the start
+ * seq counts the regions from 1 in the order they end; host_us is the
+ * host's time between the two markers, in microseconds (TCG time, with the
+ * plugin's own callbacks: for ratios within one boot). CALLER is the start
  * address of the translation block the vCPU executed before the block with
  * the instruction: for an instruction in an out-of-line helper (wrmsrl(),
  * native_write_cr4()) the block of its caller that ends with the call.
@@ -116,6 +118,7 @@ static GHashTable *tbinfos;	/* (vaddr, n) -> struct tbinfo, shared */
 static FILE *out;
 static int active = 0, start_vcpu = -1;
 static unsigned long seq;
+static gint64 start_us;		/* host time of the start marker */
 
 static void tb_exec(unsigned int vi, void *ud)
 {
@@ -156,8 +159,8 @@ static void emit(unsigned int stop_vi)
 	int v, e;
 	guint i;
 
-	g_string_append_printf(g, "{\"seq\":%lu,\"start_vcpu\":%d,\"stop_vcpu\":%u,\"vcpus\":[",
-			       seq, start_vcpu, stop_vi);
+	g_string_append_printf(g, "{\"seq\":%lu,\"start_vcpu\":%d,\"stop_vcpu\":%u,\"host_us\":%" PRId64 ",\"vcpus\":[",
+			       seq, start_vcpu, stop_vi, g_get_monotonic_time() - start_us);
 	for (v = 0; v < nvcpu; v++) {
 		g_string_append_printf(g, "%s{", v ? "," : "");
 		for (e = 0; e < EV_NR; e++)
@@ -243,6 +246,7 @@ static void marker_exec(unsigned int vi, void *ud)
 		}
 		active = 1;
 		start_vcpu = vi;
+		start_us = g_get_monotonic_time();
 	} else if (active) {
 		/* neither the stop marker nor what follows it in its TB */
 		vcpus[vi].c[m->cls] -= m->after + 1;
