@@ -14,8 +14,11 @@
  * (only this program executes markers). ns is the guest's wall time of the
  * region (TCG: slow and noisy, for ratios in one boot only).
  *
- *   pfmbench [-n ITERS] [-r REPS] [-b B1,B3,B4,B5] [-c]
+ *   pfmbench [-n ITERS] [-m ITERS5] [-r REPS] [-b B1,B3,B4,B5] [-c CPUS5]
+ *            [-P PFM_COUNT]
  *   pfmbench -t      the plugin's self-test: regions of known length
+ *   pfmbench -X NAME -s SEQ -o FD ...   (internal) B5's loop only, run
+ *            under pfm_count, reported as variant NAME through FD
  *
  * B1 ping-pong of one byte over two pipes between two threads, on one CPU
  *    (both pinned to CPU 1) and on two (CPU 0 and CPU 1); variants none,
@@ -28,8 +31,23 @@
  * B4 reads of 2 running counters: pfm_read_pmds; perf read() of the group;
  *    RDPMC of the 2 counters of a self-monitoring perfmon context; perf's
  *    mmap-page RDPMC sequence for the 2 events.
- * B5 thread create + join under inheritance: not yet (no in-kernel
- *    inheritance in perfmon).
+ * B5 pthread_create() of an empty thread + pthread_join(), by a parent
+ *    pinned to CPU 1 (the new threads inherit the pinning; -c 1,2 also
+ *    runs it unpinned on both CPUs, as cpus=2): none; perfmon (the
+ *    parent's own started context of 2 events, created with
+ *    PFM_FL_INHERIT: each new thread gets a follower); perf (the parent's
+ *    group of 2 events with inherit=1, enabled; 2 separate events if the
+ *    kernel refuses the group); pfm_count_t (this loop, uncounted, in a
+ *    copy of pfmbench run under `pfm_count -t`: the tracer stops every new
+ *    thread under ptrace and gives it a context of its own) and
+ *    pfm_count_i (the same under `pfm_count -i`: a PFM_FL_INHERIT context
+ *    loaded on the command by its tracer, which then detaches), and their
+ *    baseline none_exec (the same copy, run directly, uncounted). The
+ *    markers are around the loop in the measured program in every
+ *    variant; the tracer's work is on the same vCPU (it inherits the
+ *    pinning). pfm_count counts 3 events (instructions, cycles, branches),
+ *    not 2. After each region a BENCH-CHECK line shows that the new
+ *    threads were counted (the totals against the parent's own values).
  *
  * The 2 events: instructions retired and branch instructions retired, user
  * and kernel. Variants alternate within each repetition.
@@ -47,6 +65,8 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <sys/syscall.h>
 
 #include <linux/perf_event.h>
@@ -57,7 +77,8 @@
 
 static unsigned long seq;	/* regions ended so far */
 static int amd;			/* AMD event encodings */
-static int have_pfm, have_perf;
+static int have_pfm, have_perf, have_inherit;
+static FILE *rout;		/* where BENCH-REGION lines go (stdout) */
 
 static void die(const char *what)
 {
@@ -77,9 +98,9 @@ static void report(const char *bench, const char *variant, int cpus,
 		   unsigned long iters, int rep, uint64_t ns)
 {
 	++seq;
-	printf("BENCH-REGION seq=%lu bench=%s variant=%s cpus=%d iters=%lu rep=%d ns=%llu\n",
-	       seq, bench, variant, cpus, iters, rep, (unsigned long long)ns);
-	fflush(stdout);
+	fprintf(rout, "BENCH-REGION seq=%lu bench=%s variant=%s cpus=%d iters=%lu rep=%d ns=%llu\n",
+		seq, bench, variant, cpus, iters, rep, (unsigned long long)ns);
+	fflush(rout);
 }
 
 static void pin(int cpu)
@@ -92,6 +113,18 @@ static void pin(int cpu)
 		die("sched_setaffinity");
 }
 
+static void unpin(void)
+{
+	cpu_set_t set;
+	int cpu;
+
+	CPU_ZERO(&set);
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("sched_setaffinity");
+}
+
 /* ---- perfmon, raw system calls (as tools/testing/selftests/perfmon) ---- */
 
 #define EVT_USR	0x00010000ULL
@@ -99,7 +132,8 @@ static void pin(int cpu)
 #define EVT_INT	0x00100000ULL
 #define EVT_EN	0x00400000ULL
 
-static int pfm_setup(int started)
+/* a context of 2 events on the caller; @flags: ctx_flags (PFM_FL_INHERIT) */
+static int pfm_setup_flags(__u32 flags, int started)
 {
 	struct pfarg_ctx ctx;
 	struct pfarg_pmc pmcs[2];
@@ -108,7 +142,10 @@ static int pfm_setup(int started)
 	__u64 plm = EVT_USR | EVT_OS | EVT_INT | EVT_EN;
 	int fd;
 
+	int tries = 0;
+
 	memset(&ctx, 0, sizeof(ctx));
+	ctx.ctx_flags = flags;
 	fd = syscall(__NR_pfm_create_context, &ctx, NULL, NULL, 0);
 	if (fd < 0)
 		die("pfm_create_context");
@@ -126,11 +163,20 @@ static int pfm_setup(int started)
 		die("pfm_write_pmds");
 	memset(&load, 0, sizeof(load));
 	load.load_pid = syscall(SYS_gettid);
-	if (syscall(__NR_pfm_load_context, fd, &load))
-		die("pfm_load_context");
+	/* perf_events may not have let the PMU go yet after a perf variant */
+	while (syscall(__NR_pfm_load_context, fd, &load)) {
+		if (errno != EBUSY || ++tries > 200)
+			die("pfm_load_context");
+		usleep(5000);
+	}
 	if (started && syscall(__NR_pfm_start, fd, NULL))
 		die("pfm_start");
 	return fd;
+}
+
+static int pfm_setup(int started)
+{
+	return pfm_setup_flags(0, started);
 }
 
 static inline void pfm_read2(int fd, struct pfarg_pmd *pmds)
@@ -152,24 +198,36 @@ static inline uint64_t rdpmc(unsigned int idx)
 struct perf2 {
 	int fd[2];
 	struct perf_event_mmap_page *pc[2];
+	int separate;		/* 2 events, not a group */
 };
 
-static void perf_setup(struct perf2 *p, int enabled, int mmap_pages)
+/* inherit: attr.inherit = 1; a group if perf allows it, else 2 events */
+static void perf_setup_inh(struct perf2 *p, int enabled, int mmap_pages, int inherit)
 {
 	static const __u64 cfg[2] = { PERF_COUNT_HW_INSTRUCTIONS,
 				      PERF_COUNT_HW_BRANCH_INSTRUCTIONS };
 	struct perf_event_attr attr;
 	int i;
 
+	p->separate = 0;
 	for (i = 0; i < 2; i++) {
 		memset(&attr, 0, sizeof(attr));
 		attr.size = sizeof(attr);
 		attr.type = PERF_TYPE_HARDWARE;
 		attr.config = cfg[i];
-		attr.read_format = PERF_FORMAT_GROUP;
-		attr.disabled = i == 0 && !enabled;
+		attr.read_format = p->separate ? 0 : PERF_FORMAT_GROUP;
+		attr.disabled = (i == 0 || p->separate) && !enabled;
+		attr.inherit = inherit;
 		p->fd[i] = syscall(__NR_perf_event_open, &attr, 0, -1,
-				   i ? p->fd[0] : -1, 0);
+				   i && !p->separate ? p->fd[0] : -1, 0);
+		if (p->fd[i] < 0 && inherit && !p->separate && errno == EINVAL) {
+			/* no inherited group: 2 events of their own */
+			if (i)
+				close(p->fd[0]);
+			p->separate = 1;
+			i = -1;
+			continue;
+		}
 		if (p->fd[i] < 0)
 			die("perf_event_open");
 		p->pc[i] = NULL;
@@ -180,6 +238,11 @@ static void perf_setup(struct perf2 *p, int enabled, int mmap_pages)
 				die("mmap of a perf event");
 		}
 	}
+}
+
+static void perf_setup(struct perf2 *p, int enabled, int mmap_pages)
+{
+	perf_setup_inh(p, enabled, mmap_pages, 0);
 }
 
 static void perf_close(struct perf2 *p)
@@ -199,6 +262,24 @@ static inline void perf_read_group(struct perf2 *p)
 
 	if (read(p->fd[0], buf, sizeof(buf)) != sizeof(buf))
 		die("read of the perf group");
+}
+
+/* the values of the 2 events, group or not */
+static void perf_read2(struct perf2 *p, __u64 *v)
+{
+	__u64 buf[3];
+	int i;
+
+	if (!p->separate) {
+		if (read(p->fd[0], buf, sizeof(buf)) != sizeof(buf))
+			die("read of the perf group");
+		v[0] = buf[1];
+		v[1] = buf[2];
+		return;
+	}
+	for (i = 0; i < 2; i++)
+		if (read(p->fd[i], &v[i], 8) != 8)
+			die("read of a perf event");
 }
 
 /* the sequence of perf_event_mmap_page's comment (include/uapi/linux/perf_event.h) */
@@ -227,8 +308,8 @@ static inline uint64_t perf_mmap_read(struct perf_event_mmap_page *pc)
 
 /* ---- B1: ping-pong ---- */
 
-enum variant { V_NONE, V_PFM, V_PERF };
-static const char *const vname[] = { "none", "perfmon", "perf" };
+enum variant { V_NONE, V_PFM, V_PERF, V_PFM_FOLLOW };
+static const char *const vname[] = { "none", "perfmon", "perf", "perfmon_follow" };
 
 struct pp {
 	enum variant v;
@@ -318,15 +399,29 @@ static void b1(enum variant v, int cpus, unsigned long iters, int rep)
 	struct pp pp = { .v = v, .cpu_a = cpus == 2 ? 0 : 1, .cpu_b = 1,
 			 .iters = iters, .warm = iters / 10 + 10 };
 	pthread_t a, b;
+	int fd = -1;
 
 	if (pipe(pp.a2b) || pipe(pp.b2a))
 		die("pipe");
+	/* followers: the threads get their contexts from ours at their creation */
+	if (v == V_PFM_FOLLOW)
+		fd = pfm_setup_flags(PFM_FL_INHERIT, 1);
 	if (pthread_create(&b, NULL, pp_b, &pp) || pthread_create(&a, NULL, pp_a, &pp))
 		die("pthread_create");
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);
 	close(pp.a2b[0]); close(pp.a2b[1]); close(pp.b2a[0]); close(pp.b2a[1]);
 	report("B1", vname[v], cpus, iters, rep, pp.ns);
+	if (fd >= 0) {
+		struct pfarg_pmd pmds[2];
+
+		memset(pmds, 0, sizeof(pmds));
+		pmds[1].reg_num = 1;
+		pfm_read2(fd, pmds);
+		printf("BENCH-CHECK bench=B1 variant=%s cpus=%d rep=%d total_insn=%llu\n",
+		       vname[v], cpus, rep, (unsigned long long)pmds[0].reg_value);
+		close(fd);
+	}
 }
 
 /* ---- B3: start / empty / stop / read 2 ---- */
@@ -427,6 +522,173 @@ static void b4(enum rvariant v, unsigned long iters, int rep)
 	report("B4", rname[v], 1, iters, rep, ns);
 }
 
+/* ---- B5: thread create + join under a monitored parent ---- */
+
+enum fvariant { F_NONE, F_PFM, F_PERF, F_NONE_EXEC, F_PTRACE_T, F_PFMCOUNT_I };
+static const char *const fname[] = { "none", "perfmon", "perf", "none_exec",
+				     "pfm_count_t", "pfm_count_i" };
+static const char *pfm_count_path;	/* the guest's pfm_count */
+
+static void *empty_thread(void *arg)
+{
+	return arg;
+}
+
+static inline void create_join(void)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, empty_thread, NULL) || pthread_join(t, NULL))
+		die("pthread_create/join");
+}
+
+static void b5_pin(int cpus)
+{
+	if (cpus == 1)
+		pin(1);
+	else
+		unpin();
+}
+
+/* the measured loop, in whatever counting the caller (or its tracer) set up */
+static void b5_loop(const char *variant, int cpus, unsigned long iters, int rep)
+{
+	unsigned long i, warm = iters / 10 + 10;
+	uint64_t t0, ns;
+
+	for (i = 0; i < warm; i++)
+		create_join();
+	MARK_START();
+	t0 = now_ns();
+	for (i = 0; i < iters; i++)
+		create_join();
+	ns = now_ns() - t0;
+	MARK_STOP();
+	report("B5", variant, cpus, iters, rep, ns);
+}
+
+/*
+ * pfm_count -t|-i on a copy of this program that runs b5_loop() only (or,
+ * for none_exec, the copy alone: the baseline of the two, a fresh
+ * single-threaded process like theirs): its
+ * BENCH-REGION line comes back on the console through fd 3, pfm_count's
+ * own table (one row per thread with -t) goes to a file, of which the
+ * number of rows and the total are shown.
+ */
+static void b5_pfm_count(enum fvariant v, int cpus, unsigned long iters, int rep)
+{
+	char a_n[32], a_r[32], a_c[32], a_s[32], out[64], line[256], total[256] = "";
+	char self[256];
+	ssize_t len;
+	struct rlimit rl = { 65536, 65536 };
+	int st, rows = 0, ofd;
+	pid_t pid;
+	FILE *f;
+
+	snprintf(a_n, sizeof(a_n), "%lu", iters);
+	snprintf(a_r, sizeof(a_r), "%d", rep);
+	snprintf(a_c, sizeof(a_c), "%d", cpus);
+	snprintf(a_s, sizeof(a_s), "%lu", seq);
+	snprintf(out, sizeof(out), "/tmp/pfm_count-%s.out", fname[v]);
+	/* this program, for pfm_count to run (not /proc/self/exe: that is its own) */
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (len <= 0)
+		die("readlink /proc/self/exe");
+	self[len] = 0;
+	fflush(stdout);
+	fflush(rout);
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		/* -t keeps a context fd per thread */
+		setrlimit(RLIMIT_NOFILE, &rl);
+		/* the console to fd 3 first: open() may return 3 */
+		if (dup2(1, 3) != 3)
+			die("dup2");
+		ofd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (ofd < 0 || dup2(ofd, 1) != 1)
+			die("pfm_count's output");
+		close(ofd);
+		if (v == F_NONE_EXEC)
+			execl(self, "pfmbench", "-X", fname[v], "-o", "3", "-n", a_n,
+			      "-r", a_r, "-c", a_c, "-s", a_s, (char *)NULL);
+		else
+			execl(pfm_count_path, "pfm_count", v == F_PTRACE_T ? "-t" : "-i",
+			      self, "-X", fname[v], "-o", "3", "-n", a_n, "-r", a_r,
+			      "-c", a_c, "-s", a_s, (char *)NULL);
+		die(v == F_NONE_EXEC ? self : pfm_count_path);
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		die("waitpid");
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "pfmbench: B5 %s failed (status 0x%x)\n", fname[v], st);
+		exit(1);
+	}
+	++seq;			/* the child's region */
+	f = fopen(out, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		rows++;
+		if (!strncmp(line, "   total", 8))
+			snprintf(total, sizeof(total), "%s", line + 8);
+	}
+	if (f)
+		fclose(f);
+	total[strcspn(total, "\n")] = 0;
+	/* -t: a header, one row per thread, the total */
+	printf("BENCH-CHECK bench=B5 variant=%s cpus=%d rep=%d pfm_count_rows=%d total=%s\n",
+	       fname[v], cpus, rep, rows, total);
+	fflush(stdout);
+}
+
+static void b5(enum fvariant v, int cpus, unsigned long iters, int rep)
+{
+	struct pfarg_pmd pmds[4];
+	struct perf2 p;
+	__u64 pv[2];
+	int fd, i;
+
+	b5_pin(cpus);
+	switch (v) {
+	case F_NONE:
+		b5_loop(fname[v], cpus, iters, rep);
+		break;
+	case F_PFM:
+		fd = pfm_setup_flags(PFM_FL_INHERIT, 1);
+		b5_loop(fname[v], cpus, iters, rep);
+		/* the totals and the parent's own values (PFM_REGFL_SELF) */
+		memset(pmds, 0, sizeof(pmds));
+		for (i = 0; i < 4; i++) {
+			pmds[i].reg_num = i & 1;
+			pmds[i].reg_flags = i >= 2 ? PFM_REGFL_SELF : 0;
+		}
+		if (syscall(__NR_pfm_read_pmds, fd, pmds, 4))
+			die("pfm_read_pmds");
+		printf("BENCH-CHECK bench=B5 variant=%s cpus=%d rep=%d total_insn=%llu own_insn=%llu total_br=%llu own_br=%llu\n",
+		       fname[v], cpus, rep, (unsigned long long)pmds[0].reg_value,
+		       (unsigned long long)pmds[2].reg_value,
+		       (unsigned long long)pmds[1].reg_value,
+		       (unsigned long long)pmds[3].reg_value);
+		close(fd);
+		break;
+	case F_PERF:
+		perf_setup_inh(&p, 1, 0, 1);
+		b5_loop(fname[v], cpus, iters, rep);
+		perf_read2(&p, pv);
+		printf("BENCH-CHECK bench=B5 variant=%s cpus=%d rep=%d total_insn=%llu total_br=%llu events=%s\n",
+		       fname[v], cpus, rep, (unsigned long long)pv[0],
+		       (unsigned long long)pv[1], p.separate ? "separate" : "group");
+		perf_close(&p);
+		break;
+	case F_NONE_EXEC:
+	case F_PTRACE_T:
+	case F_PFMCOUNT_I:
+		b5_pfm_count(v, cpus, iters, rep);
+		break;
+	}
+	fflush(stdout);
+}
+
 /* ---- the plugin's self-test: regions of known length ---- */
 
 static void selftest(void)
@@ -479,23 +741,44 @@ static void selftest(void)
 
 int main(int argc, char **argv)
 {
-	unsigned long iters = 2000;
-	const char *benches = "B1,B3,B4,B5";
-	int reps = 3, opt, r, v, test = 0;
+	unsigned long iters = 2000, iters5 = 0;
+	const char *benches = "B1,B3,B4,B5", *cpus5 = "1", *child = NULL;
+	int reps = 3, opt, r, v, test = 0, child_cpus = 1, ofd = -1;
 	struct perf_event_attr attr;
 	int fd;
 
-	while ((opt = getopt(argc, argv, "n:r:b:t")) != -1) {
+	rout = stdout;
+	pfm_count_path = "/bench/pfm_count";
+	while ((opt = getopt(argc, argv, "n:m:r:b:c:P:tX:o:s:")) != -1) {
 		switch (opt) {
 		case 'n': iters = strtoul(optarg, NULL, 0); break;
+		case 'm': iters5 = strtoul(optarg, NULL, 0); break;
 		case 'r': reps = atoi(optarg); break;
 		case 'b': benches = optarg; break;
+		case 'c': cpus5 = optarg; child_cpus = atoi(optarg); break;
+		case 'P': pfm_count_path = optarg; break;
 		case 't': test = 1; break;
+		case 'X': child = optarg; break;
+		case 'o': ofd = atoi(optarg); break;
+		case 's': seq = strtoul(optarg, NULL, 0); break;
 		default:
-			fprintf(stderr, "usage: pfmbench [-n ITERS] [-r REPS] [-b B1,B3,B4,B5] [-t]\n");
+			fprintf(stderr, "usage: pfmbench [-n ITERS] [-m ITERS5] [-r REPS] [-b B1,B3,B4,B5] [-c CPUS5] [-P PFM_COUNT] [-t]\n");
 			return 2;
 		}
 	}
+	if (child) {
+		/* under pfm_count (b5_pfm_count()): B5's loop, uncounted by us */
+		if (ofd >= 0) {
+			rout = fdopen(ofd, "w");
+			if (!rout)
+				die("fdopen");
+		}
+		b5_pin(child_cpus);
+		b5_loop(child, child_cpus, iters, reps);
+		return 0;
+	}
+	if (!iters5)
+		iters5 = iters / 4 ? iters / 4 : 1;
 	{
 		/* event encodings: Intel or AMD, by the vendor of the CPU */
 		char line[256];
@@ -518,8 +801,19 @@ int main(int argc, char **argv)
 	have_perf = fd >= 0;
 	if (fd >= 0)
 		close(fd);
-	printf("BENCH-INFO vendor=%s perfmon=%d perf=%d iters=%lu reps=%d\n",
-	       amd ? "AMD" : "Intel", have_pfm, have_perf, iters, reps);
+	if (have_pfm) {
+		struct pfarg_ctx ctx;
+
+		memset(&ctx, 0, sizeof(ctx));
+		ctx.ctx_flags = PFM_FL_INHERIT;
+		fd = syscall(__NR_pfm_create_context, &ctx, NULL, NULL, 0);
+		have_inherit = fd >= 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	printf("BENCH-INFO vendor=%s perfmon=%d inherit=%d perf=%d iters=%lu iters5=%lu reps=%d pfm_count=%s\n",
+	       amd ? "AMD" : "Intel", have_pfm, have_inherit, have_perf, iters, iters5,
+	       reps, access(pfm_count_path, X_OK) ? "no" : pfm_count_path);
 	fflush(stdout);
 	if (test) {
 		selftest();
@@ -530,8 +824,9 @@ int main(int argc, char **argv)
 			int cpus;
 
 			for (cpus = 1; cpus <= 2; cpus++)
-				for (v = V_NONE; v <= V_PERF; v++) {
-					if ((v == V_PFM && !have_pfm) || (v == V_PERF && !have_perf))
+				for (v = V_NONE; v <= V_PFM_FOLLOW; v++) {
+					if ((v == V_PFM && !have_pfm) || (v == V_PERF && !have_perf) ||
+					    (v == V_PFM_FOLLOW && !have_inherit))
 						continue;
 					b1(v, cpus, iters, r);
 				}
@@ -542,8 +837,21 @@ int main(int argc, char **argv)
 		if (strstr(benches, "B4") && have_pfm && have_perf)
 			for (v = R_PFM_READ; v <= R_PERF_RDPMC; v++)
 				b4(v, iters, r);
+		if (strstr(benches, "B5") && have_inherit && have_perf) {
+			const char *c;
+
+			for (c = cpus5; *c; c++) {
+				if (*c != '1' && *c != '2')
+					continue;
+				for (v = F_NONE; v <= F_PFMCOUNT_I; v++) {
+					if (v > F_NONE_EXEC && access(pfm_count_path, X_OK))
+						continue;
+					b5(v, *c - '0', iters5, r);
+				}
+			}
+		}
 	}
-	if (strstr(benches, "B5"))
-		printf("BENCH-B5 not yet: perfmon has no in-kernel inheritance\n");
+	if (strstr(benches, "B5") && !(have_inherit && have_perf))
+		printf("BENCH-B5 not run: this kernel has no PFM_FL_INHERIT (or no perf)\n");
 	return 0;
 }
