@@ -8,16 +8,29 @@
 # Builds or reuses: QEMU with TCG plugins (testbed/qemu/build.sh), the
 # plugin, the final kernel with CONFIG_PERFMON=y (the test kernel of
 # `make check`, $CACHE/build/test, when it is the final state of the series)
-# and the same with CONFIG_PERFMON off (for B2, built here), pfmbench and an
-# initramfs. Boots each model twice (PERFMON=y: B1 B3 B4 B5; PERFMON=n: B1
-# without counting) and writes $CACHE/runs/last/bench.md (+ bench.png).
+# and the same with CONFIG_PERFMON off (for B2, built here), pfmbench,
+# pfm_count (samples/perfmon, for B5's ptrace way) and an initramfs. Boots
+# each model twice (PERFMON=y: B1 B3 B4 B5; PERFMON=n: B1 without counting)
+# and writes $CACHE/runs/last/bench.md (+ bench.png).
 #
 # Environment:
 #   BENCH_MODELS   QEMU CPU models (default "Skylake-Client EPYC")
 #   BENCH_ITERS    operations per region (default 2000)
-#   BENCH_REPS     repetitions, variants alternating (default 3)
-#   BENCH_KERNEL   bzImage with CONFIG_PERFMON=y (default: the test kernel)
+#   BENCH_ITERS5   B5 operations (thread create + join) per region
+#                  (default BENCH_ITERS / 4)
+#   BENCH_CPUS5    B5 on 1 CPU (all pinned to CPU 1) and/or unpinned on 2:
+#                  "1" (default), "2" or "1,2"
+#   BENCH_REPS     repetitions, variants alternating (default 5)
+#   BENCH_ONLY     the benchmarks to run, e.g. "B1,B5" (default all: B1 B3
+#                  B4 B5, and B2 with B1)
+#   BENCH_B2       0: no CONFIG_PERFMON=n kernel, no B2 (default 1, when B1
+#                  runs)
+#   BENCH_KERNEL   bzImage with CONFIG_PERFMON=y (default: the test kernel);
+#                  with BENCH_HEADERS, BENCH_PFM_COUNT and BENCH_B2=0 no
+#                  source tree is needed (BENCH_COMMIT/BENCH_BASE unused)
 #   BENCH_SYSMAP   its System.map (default: next to the build)
+#   BENCH_PFM_COUNT  pfm_count.c to build for the guest (default: the
+#                  final tree's samples/perfmon/pfm_count.c)
 #   BENCH_COMMIT   the state of the series to build (default: the last of
 #                  $CACHE/check/commits), in BENCH_BASE (default $CACHE/base)
 #   BENCH_HEADERS  uapi headers of the final tree (default: built here)
@@ -35,7 +48,12 @@ CACHE=${PERFMON_CACHE:-/var/cache/perfmon-lite}
 BC=$CACHE/bench
 MODELS=${BENCH_MODELS:-Skylake-Client EPYC}
 ITERS=${BENCH_ITERS:-2000}
+ITERS5=${BENCH_ITERS5:-$((ITERS / 4))}
+CPUS5=${BENCH_CPUS5:-1}
 REPS=${BENCH_REPS:-5}
+ONLY=${BENCH_ONLY:-B1,B3,B4,B5}
+B2=${BENCH_B2:-1}
+case ",$ONLY," in *,B1,*) ;; *) B2=0 ;; esac
 ICOUNT=${BENCH_ICOUNT-shift=0}
 BASE=${BENCH_BASE:-$CACHE/base}
 mkdir -p "$BC"
@@ -60,25 +78,32 @@ kbuild_id() {
 		grep -v -E $'\t(Documentation/|tools/testing/selftests/|MAINTAINERS$)' |
 		sha256sum | cut -c1-40
 }
-COMMIT=${BENCH_COMMIT:-}
-if [ -z "$COMMIT" ]; then
-	[ -s "$CACHE/check/commits" ] || { msg "no $CACHE/check/commits: run make check first (or set BENCH_COMMIT)"; exit 1; }
-	COMMIT=$(tail -n 1 "$CACHE/check/commits" | cut -d' ' -f1)
-fi
-COMMIT=$(git -C "$BASE" rev-parse "$COMMIT")
-TREE=$(kbuild_id "$COMMIT")
-# The sources of that state, exported once (the checkout in BASE is make check's).
-SRC=$BC/src-${TREE:0:12}
-if [ ! -f "$SRC/.complete" ]; then
-	stage "exporting the sources of ${COMMIT:0:12}"
-	rm -rf "$SRC" && mkdir -p "$SRC"
-	git -C "$BASE" archive "$COMMIT" | tar -x -C "$SRC"
-	touch "$SRC/.complete"
-fi
+# The state of the series and its sources, only when something is built from
+# them (a kernel, the headers, pfm_count).
+SRC= TREE=
+need_src() {
+	[ -z "$SRC" ] || return 0
+	COMMIT=${BENCH_COMMIT:-}
+	if [ -z "$COMMIT" ]; then
+		[ -s "$CACHE/check/commits" ] || { msg "no $CACHE/check/commits: run make check first (or set BENCH_COMMIT)"; exit 1; }
+		COMMIT=$(tail -n 1 "$CACHE/check/commits" | cut -d' ' -f1)
+	fi
+	COMMIT=$(git -C "$BASE" rev-parse "$COMMIT")
+	TREE=$(kbuild_id "$COMMIT")
+	# The sources of that state, exported once (the checkout in BASE is make check's).
+	SRC=$BC/src-${TREE:0:12}
+	if [ ! -f "$SRC/.complete" ]; then
+		stage "exporting the sources of ${COMMIT:0:12}"
+		rm -rf "$SRC" && mkdir -p "$SRC"
+		git -C "$BASE" archive "$COMMIT" | tar -x -C "$SRC"
+		touch "$SRC/.complete"
+	fi
+}
 
 KY=${BENCH_KERNEL:-}
 SYSMAP_Y=${BENCH_SYSMAP:-}
 if [ -z "$KY" ]; then
+	need_src
 	if [ "$(cat "$CACHE/build/test/.perfmon-tree" 2>/dev/null)" = "$TREE" ]; then
 		KY=$CACHE/build/test/arch/x86/boot/bzImage
 		SYSMAP_Y=$CACHE/build/test/System.map
@@ -92,18 +117,23 @@ if [ -z "$KY" ]; then
 fi
 [ -n "$SYSMAP_Y" ] || SYSMAP_Y=$(dirname "$KY")/System.map
 [ -f "$SYSMAP_Y" ] || SYSMAP_Y=$(dirname "$KY")/../../../System.map
-stage "building the final tree with CONFIG_PERFMON off (B2; incremental)"
 NO=$BC/build-n
-if [ "$(cat "$NO/.perfmon-tree" 2>/dev/null)" != "$TREE" ] || [ ! -f "$NO/arch/x86/boot/bzImage" ]; then
-	rm -f "$NO/.perfmon-tree"
-	nice -n 19 "$TESTBED/build-kernel.sh" "$SRC" "$NO" "$HERE/noperfmon.config" >&2
-	echo "$TREE" >"$NO/.perfmon-tree"
+KN=
+if [ "$B2" = 1 ]; then
+	stage "building the final tree with CONFIG_PERFMON off (B2; incremental)"
+	need_src
+	if [ "$(cat "$NO/.perfmon-tree" 2>/dev/null)" != "$TREE" ] || [ ! -f "$NO/arch/x86/boot/bzImage" ]; then
+		rm -f "$NO/.perfmon-tree"
+		nice -n 19 "$TESTBED/build-kernel.sh" "$SRC" "$NO" "$HERE/noperfmon.config" >&2
+		echo "$TREE" >"$NO/.perfmon-tree"
+	fi
+	KN=$NO/arch/x86/boot/bzImage
 fi
-KN=$NO/arch/x86/boot/bzImage
 # build_tree DIR FRAGMENT...: the final state into DIR (incremental)
 build_tree() {
 	local o=$1
 	shift
+	need_src
 	if [ "$(cat "$o/.perfmon-tree" 2>/dev/null)" != "$TREE" ] || [ ! -f "$o/arch/x86/boot/bzImage" ]; then
 		rm -f "$o/.perfmon-tree"
 		nice -n 19 "$TESTBED/build-kernel.sh" "$SRC" "$o" "$@" >&2
@@ -119,8 +149,18 @@ fi
 
 HDR=${BENCH_HEADERS:-}
 if [ -z "$HDR" ]; then
+	need_src
 	HDR=$NO/usr/include
-	[ -f "$HDR/linux/perfmon.h" ] || nice make -s -C "$SRC" O="$NO" headers >&2
+	# the headers of this state (B2 off: build-n may hold an older one's)
+	if [ ! -f "$HDR/linux/perfmon.h" ] || [ "$(cat "$NO/.perfmon-headers" 2>/dev/null)" != "$TREE" ]; then
+		nice make -s -C "$SRC" O="$NO" headers >&2
+		echo "$TREE" >"$NO/.perfmon-headers"
+	fi
+fi
+PFMC=${BENCH_PFM_COUNT:-}
+if [ -z "$PFMC" ]; then
+	need_src
+	PFMC=$SRC/samples/perfmon/pfm_count.c
 fi
 
 # --- guest programs and initramfs ------------------------------------------
@@ -128,6 +168,8 @@ stage "pfmbench and the initramfs"
 STAGE=$BC/stage
 rm -rf "$STAGE" && mkdir -p "$STAGE/bench"
 gcc -O2 -Wall -static -pthread -isystem "$HDR" -o "$STAGE/bench/pfmbench" "$HERE/pfmbench.c"
+# B5's ptrace way (-t) and pfm_count -i: the sample tool of the series
+gcc -O2 -Wall -static -isystem "$HDR" -o "$STAGE/bench/pfm_count" "$PFMC"
 install -m 0755 "$HERE/guest/run.sh" "$STAGE/bench/run.sh"
 INITRD=$BC/initramfs.cpio.gz
 "$TESTBED/mkinitramfs.sh" "$INITRD" "" "$STAGE" >&2
@@ -154,19 +196,24 @@ boot() { # label model kernel args
 		return 1
 	fi
 }
+# pfmbench's lists, commas being bench.args' spaces
+YARGS="-n,$ITERS,-r,$REPS,-m,$ITERS5,-c,${CPUS5//,/+},-b,${ONLY//,/+}"
 fail=0
 stage "plugin self-test (Skylake-Client)"
 boot selftest Skylake-Client "$KY" "-t" || fail=1
 LABELS=
 for m in $MODELS; do
 	stage "booting $m: PERFMON=y"
-	boot "$m-y" "$m" "$KY" "-n,$ITERS,-r,$REPS" || fail=1
-	stage "booting $m: PERFMON=n"
-	boot "$m-n" "$m" "$KN" "-n,$ITERS,-r,$REPS,-b,B1" || fail=1
+	boot "$m-y" "$m" "$KY" "$YARGS" || fail=1
+	if [ "$B2" = 1 ]; then
+		stage "booting $m: PERFMON=n"
+		boot "$m-n" "$m" "$KN" "-n,$ITERS,-r,$REPS,-b,B1" || fail=1
+	fi
 	if [ "$RELEASE" = 1 ]; then
-		stage "booting $m without debug options: PERFMON=y, =n"
-		boot "$m-yr" "$m" "$BC/build-ry/arch/x86/boot/bzImage" "-n,$ITERS,-r,$REPS" || fail=1
-		boot "$m-nr" "$m" "$BC/build-rn/arch/x86/boot/bzImage" "-n,$ITERS,-r,$REPS,-b,B1" || fail=1
+		stage "booting $m without debug options: PERFMON=y$([ "$B2" != 1 ] || echo ", =n")"
+		boot "$m-yr" "$m" "$BC/build-ry/arch/x86/boot/bzImage" "$YARGS" || fail=1
+		[ "$B2" != 1 ] ||
+			boot "$m-nr" "$m" "$BC/build-rn/arch/x86/boot/bzImage" "-n,$ITERS,-r,$REPS,-b,B1" || fail=1
 	fi
 	LABELS="$LABELS $m"
 done
