@@ -108,13 +108,12 @@ if [ -x /demo/xz ]; then
 				printf "kernel level: -t counted %.0f instructions (%.3f%%) more than -i,\n", dk, rel["k", 1]
 			else
 				printf "kernel level: -t counted %.0f instructions (%.3f%%) fewer than -i,\n", -dk, -rel["k", 1]
-			print "  the work of the tracer'"'"'s stops give or take run-to-run noise: under"
-			printf "  -t each of the %d new threads stopped once before its first\n", new
-			print "  instruction, and its creator at each clone; going through those"
-			print "  stops and back is kernel work of counted threads that -i does not"
-			print "  have. Page faults and interrupts vary from run to run, and -i may"
-			print "  count a little of a new thread'"'"'s start in the kernel that -t, which"
-			print "  loads the context at the stop, misses. Expect -t higher."
+			print "  which is not the same kernel work. -i counts each new thread"
+			print "  from its first instruction in the kernel (the return from clone,"
+			print "  its first page faults) to its exit; -t counts it only from the"
+			printf "  ptrace stop where it gets its context (%d new threads), and adds\n", new
+			print "  the stops of the creator at each clone. Page faults and interrupts"
+			print "  vary from run to run too: compare user level for the same work."
 			if (r > 1) {
 				print "MISMATCH: the user-level totals should agree within 1%"
 				exit 1
