@@ -74,6 +74,7 @@ struct pfm_regdesc {
  * @pmd: PMD descriptions, indexed by PMD number
  * @num_pmcs: number of entries of @pmc (highest PMC number + 1)
  * @num_pmds: number of entries of @pmd (highest PMD number + 1)
+ * @flags: PFM_PMU_* flags
  * @reserve: take the PMU from its other in-kernel user: 0 or -EBUSY
  * @release: give it back
  * @reset: stop every counter of this CPU and route its overflows to
@@ -104,6 +105,7 @@ struct pfm_pmu {
 	const struct pfm_regdesc	*pmd;
 	unsigned int			num_pmcs;
 	unsigned int			num_pmds;
+	unsigned int			flags;
 
 	int	(*reserve)(void);
 	void	(*release)(void);
@@ -117,6 +119,9 @@ struct pfm_pmu {
 	unsigned int (*rdpmc_users)(void);
 	void	(*user_rdpmc)(bool allow);
 };
+
+/* struct pfm_pmu.flags */
+#define PFM_PMU_GLOBAL_DISABLE	0x1	/* @disable stops every counter */
 
 /* struct pfm_pmu.rdpmc_users() */
 #define PFM_RDPMC_NEVER		0

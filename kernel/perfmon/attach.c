@@ -424,13 +424,20 @@ void pfm_family_add(struct pfm_context *ctx, u64 pmds, u64 *value)
 		value[n] += fam->dead[n];
 	list_for_each_entry(f, &fam->followers, fam_node) {
 		/*
-		 * A live follower can have a counter re-armed by its overflow
-		 * interrupt meanwhile: the value is a single 64-bit store,
-		 * which only grows.
+		 * A follower live on a CPU can have a counter re-armed by its
+		 * overflow interrupt meanwhile, which does not take its lock.
 		 */
 		raw_spin_lock(&f->lock);
-		pfm_for_each_reg(n, pmds)
-			value[n] += READ_ONCE(f->pmds[n]);
+		pfm_for_each_reg(n, pmds) {
+			unsigned int seq;
+			u64 v;
+
+			do {
+				seq = read_seqcount_begin(&f->pmd_seq);
+				v = f->pmds[n];
+			} while (read_seqcount_retry(&f->pmd_seq, seq));
+			value[n] += v;
+		}
 		raw_spin_unlock(&f->lock);
 	}
 	raw_spin_unlock_irq(&fam->lock);

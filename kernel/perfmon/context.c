@@ -28,6 +28,7 @@ struct pfm_context *pfm_context_alloc(u32 flags)
 
 	mutex_init(&ctx->mutex);
 	raw_spin_lock_init(&ctx->lock);
+	seqcount_init(&ctx->pmd_seq);
 	refcount_set(&ctx->refs, 1);
 	ctx->state = PFM_CTX_UNLOADED;
 	ctx->flags = flags;

@@ -10,6 +10,7 @@
 #include <linux/perfmon_pmu.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
+#include <linux/seqlock.h>
 #include <linux/spinlock.h>
 #include <linux/task_work.h>
 #include <linux/types.h>
@@ -85,6 +86,8 @@ struct pfm_family {
  * @pmcs: PMC values
  * @pmds: 64-bit PMD values; while the context is live, the low bits of a
  *	counter are in the hardware
+ * @pmd_seq: changes around each update of @pmds by the overflow
+ *	interrupt, which takes no lock: readers of a live context retry
  * @fam: the family of a context created with PFM_FL_INHERIT, or NULL
  * @root: for a follower, the context it follows, referenced; else NULL
  * @fam_node: a follower's link in the followers of @root, empty once it
@@ -112,6 +115,7 @@ struct pfm_context {
 	u64			no_emul64;
 	u64			pmcs[PFM_MAX_HW_PMCS];
 	u64			pmds[PFM_MAX_HW_PMDS];
+	seqcount_t		pmd_seq;
 	struct pfm_family	*fam;
 	struct pfm_context	*root;
 	struct list_head	fam_node;

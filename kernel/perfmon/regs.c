@@ -247,7 +247,7 @@ int pfm_write_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
 int pfm_read_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
 {
 	u64 pmds = 0, value[PFM_MAX_HW_PMDS], total[PFM_MAX_HW_PMDS];
-	unsigned long flags, n;
+	unsigned long n;
 	int i, good, ret, err = 0;
 
 	ret = pfm_check_access(ctx);
@@ -267,12 +267,9 @@ int pfm_read_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
 	if (!pmds)
 		return err;
 
-	ret = pfm_ctx_lock(ctx, &flags);
+	ret = pfm_ctx_read(ctx, pmds, value);
 	if (ret)
 		return ret;
-	pfm_for_each_reg(n, pmds)
-		value[n] = ctx->pmds[n];
-	pfm_ctx_unlock(ctx, flags);
 
 	if (!ctx->fam) {
 		for (i = 0; i < good; i++)

@@ -20,12 +20,16 @@
  * pay nothing.
  */
 
+#include <linux/cpuhotplug.h>
+#include <linux/init.h>
 #include <linux/jiffies.h>
 #include <linux/percpu.h>
 #include <linux/perfmon.h>
 #include <linux/sched.h>
 #include <linux/smp.h>
 #include <linux/static_call.h>
+#include <linux/string.h>
+#include <linux/syscore_ops.h>
 
 #include "context.h"
 #include "counter.h"
@@ -43,16 +47,23 @@
  *	(AMD raises one NMI per counter, and the NMI of the second of two
  *	counters that overflow together arrives after both were handled)
  * @busy: a context is being saved or loaded on this CPU
+ * @rdpmc: perfmon lets the thread running here read counters from user
+ *	space
  * @gen: pfm_pmu_gen when this CPU last reset its PMU
  * @dirty: counters holding values of contexts that are not live here
+ * @pmcs: what this CPU's PMCs hold, when the PMU has a global disable
+ *	(PFM_PMU_GLOBAL_DISABLE): a save leaves them as they are, and a load
+ *	writes only the ones that differ
  */
 struct pfm_cpu {
 	struct pfm_context	*ctx;
 	u64			act;
 	unsigned long		stale_until;
 	bool			busy;
+	bool			rdpmc;
 	unsigned long		gen;
 	u64			dirty;
+	u64			pmcs[PFM_MAX_HW_PMCS];
 };
 
 static DEFINE_PER_CPU(struct pfm_cpu, pfm_cpu);
@@ -85,25 +96,118 @@ static void pfm_clear_hw_pmds(u64 pmds)
 	}
 }
 
+/* Write @value to PMC @i of this CPU, unless it holds it already. */
+static void pfm_write_hw_pmc(struct pfm_cpu *pc, unsigned int i, u64 value)
+{
+	if (pfm_pmu->flags & PFM_PMU_GLOBAL_DISABLE) {
+		if (pc->pmcs[i] == value)
+			return;
+		pc->pmcs[i] = value;
+	}
+	static_call(pfm_write_pmc)(i, value);
+}
+
+/* Let the thread running on this CPU use RDPMC, or not. */
+static void pfm_set_rdpmc(struct pfm_cpu *pc, bool allow)
+{
+	if (pc->rdpmc == allow)
+		return;
+	pc->rdpmc = allow;
+	static_call(pfm_user_rdpmc)(allow);
+}
+
 static void pfm_clear_cpu(void *unused)
 {
 	struct pfm_cpu *pc = this_cpu_ptr(&pfm_cpu);
+	unsigned int i;
 
 	pfm_clear_hw_pmds(pc->dirty);
 	pc->dirty = 0;
+	for (i = 0; i < ARRAY_SIZE(pc->pmcs); i++)
+		if (pc->pmcs[i])
+			pfm_write_hw_pmc(pc, i, 0);
 }
 
 static bool pfm_cpu_dirty(int cpu, void *unused)
 {
-	return READ_ONCE(per_cpu(pfm_cpu, cpu).dirty);
+	struct pfm_cpu *pc = per_cpu_ptr(&pfm_cpu, cpu);
+
+	return READ_ONCE(pc->dirty) || memchr_inv(pc->pmcs, 0, sizeof(pc->pmcs));
 }
 
+/*
+ * A CPU that comes online, or the boot CPU resuming from suspend, has a PMU
+ * that holds nothing perfmon left there, whatever its state says: it
+ * resets it at its next use, as after a reservation (pfm_pmu_gen is never
+ * 0 while perfmon holds the PMU).
+ */
+static void pfm_cpu_forget(void)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	this_cpu_write(pfm_cpu.gen, 0);
+	local_irq_restore(flags);
+}
+
+/* Runs on @cpu before any thread but its per-CPU ones can run there. */
+static int pfm_cpu_online(unsigned int cpu)
+{
+	pfm_cpu_forget();
+	return 0;
+}
+
+/*
+ * Runs on @cpu as it goes offline, in its hotplug thread, so that no
+ * context is live there: what contexts left in its PMU is cleared, since
+ * the CPU may be offline when perfmon gives the PMU back.
+ */
+static int pfm_cpu_offline(unsigned int cpu)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	pfm_clear_cpu(NULL);
+	this_cpu_write(pfm_cpu.gen, 0);
+	local_irq_restore(flags);
+	return 0;
+}
+
+static void pfm_resume(void *unused)
+{
+	pfm_cpu_forget();
+}
+
+static const struct syscore_ops pfm_syscore_ops = {
+	.resume = pfm_resume,
+};
+
+static struct syscore pfm_syscore = {
+	.ops = &pfm_syscore_ops,
+};
+
+static int __init pfm_switch_init(void)
+{
+	int ret;
+
+	if (!pfm_pmu)
+		return 0;
+	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "perfmon:online",
+					pfm_cpu_online, pfm_cpu_offline);
+	if (ret < 0)
+		return ret;
+	register_syscore(&pfm_syscore);
+	return 0;
+}
+subsys_initcall(pfm_switch_init);
+
 /**
- * pfm_clear_counters - clear what contexts left in the counters of every CPU
+ * pfm_clear_counters - clear what contexts left in the PMU of every CPU
  *
  * For the PMU's other user, when perfmon gives it back: no context is
- * attached, so none is live. Only the CPUs that have something to clear
- * are interrupted.
+ * attached, so none is live. The counters and the PMCs that contexts left
+ * values in are cleared; only the CPUs that have something to clear are
+ * interrupted.
  */
 void pfm_clear_counters(void)
 {
@@ -112,9 +216,10 @@ void pfm_clear_counters(void)
 
 /*
  * Save the live context @ctx of this CPU into memory and stop the PMU.
- * Interrupts disabled, ctx->lock held.
+ * Interrupts disabled, ctx->lock held. With @keep_rdpmc, the right to use
+ * RDPMC stays as it is, for the next load on this CPU to keep or revoke.
  */
-static void pfm_save(struct pfm_context *ctx)
+static void pfm_save(struct pfm_context *ctx, bool keep_rdpmc)
 {
 	const struct pfm_pmu *pmu = pfm_pmu;
 	struct pfm_cpu *pc = this_cpu_ptr(&pfm_cpu);
@@ -127,8 +232,10 @@ static void pfm_save(struct pfm_context *ctx)
 	WRITE_ONCE(pc->ctx, NULL);
 
 	static_call(pfm_disable)();
-	pfm_for_each_reg(i, ctx->used_pmcs)
-		static_call(pfm_write_pmc)(i, 0);
+	/* without a global disable, each counter stops at its PMC */
+	if (!(pmu->flags & PFM_PMU_GLOBAL_DISABLE))
+		pfm_for_each_reg(i, ctx->used_pmcs)
+			static_call(pfm_write_pmc)(i, 0);
 
 	pfm_for_each_reg(i, ctx->used_pmds) {
 		const struct pfm_regdesc *d = &pmu->pmd[i];
@@ -156,8 +263,8 @@ static void pfm_save(struct pfm_context *ctx)
 	} else {
 		pc->dirty |= pfm_counting_pmds(ctx);
 	}
-	if (ctx->is_self)
-		static_call(pfm_user_rdpmc)(false);
+	if (!keep_rdpmc)
+		pfm_set_rdpmc(pc, false);
 
 	ctx->live_cpu = -1;
 	barrier();
@@ -189,6 +296,7 @@ static void pfm_load(struct pfm_context *ctx)
 		pc->gen = READ_ONCE(pfm_pmu_gen);
 		pc->act++;
 		pc->dirty = 0;
+		memset(pc->pmcs, 0, sizeof(pc->pmcs));
 		pfm_stat_inc(cpu_resets);
 	}
 
@@ -210,7 +318,7 @@ static void pfm_load(struct pfm_context *ctx)
 
 	if (ctx->started) {
 		pfm_for_each_reg(i, ctx->used_pmcs)
-			static_call(pfm_write_pmc)(i, ctx->pmcs[i]);
+			pfm_write_hw_pmc(pc, i, ctx->pmcs[i]);
 		static_call(pfm_enable)(pfm_counting_pmds(ctx));
 	}
 	readers = static_call(pfm_rdpmc_users)();
@@ -221,8 +329,7 @@ static void pfm_load(struct pfm_context *ctx)
 		pc->dirty &= ctx->used_pmds;
 	}
 	/* also with ALWAYS: the setting may go back to SELF while it runs */
-	if (ctx->is_self && readers != PFM_RDPMC_NEVER)
-		static_call(pfm_user_rdpmc)(true);
+	pfm_set_rdpmc(pc, ctx->is_self && readers != PFM_RDPMC_NEVER);
 
 	ctx->live_cpu = cpu;
 	WRITE_ONCE(pc->ctx, ctx);
@@ -251,7 +358,7 @@ int pfm_ctx_lock(struct pfm_context *ctx, unsigned long *flags)
 		raw_spin_unlock_irqrestore(&ctx->lock, *flags);
 		return -ESRCH;
 	}
-	pfm_save(ctx);
+	pfm_save(ctx, true);
 	return 0;
 }
 
@@ -260,14 +367,68 @@ int pfm_ctx_lock(struct pfm_context *ctx, unsigned long *flags)
  * @ctx: the context
  * @flags: the interrupt state pfm_ctx_lock() saved
  *
- * A context still attached to the calling thread goes live again.
+ * A context still attached to the calling thread goes live again; the
+ * right to use RDPMC, which pfm_ctx_lock() left, goes with the last live
+ * context of this CPU.
  */
 void pfm_ctx_unlock(struct pfm_context *ctx, unsigned long flags)
 {
 	if (ctx->state != PFM_CTX_UNLOADED && ctx->task == current &&
 	    ctx->live_cpu < 0)
 		pfm_load(ctx);
+	if (!this_cpu_read(pfm_cpu.ctx))
+		pfm_set_rdpmc(this_cpu_ptr(&pfm_cpu), false);
 	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+}
+
+/*
+ * The 64-bit value of PMD @i of @ctx, live on this CPU and maybe counting:
+ * what a save would fold, leaving the PMU as it is. An overflow interrupt
+ * that re-arms the counter in between makes the reading start again.
+ */
+static u64 pfm_live_value(struct pfm_context *ctx, unsigned int i)
+{
+	const struct pfm_regdesc *d = &pfm_pmu->pmd[i];
+	unsigned int seq;
+	bool ovfl;
+	u64 hw, v;
+
+	do {
+		seq = raw_read_seqcount_begin(&ctx->pmd_seq);
+		v = ctx->pmds[i];
+		hw = static_call(pfm_read_pmd)(i);
+	} while (read_seqcount_retry(&ctx->pmd_seq, seq));
+	return pfm_fold(v, hw, d->width, !(ctx->no_emul64 & BIT_ULL(i)), &ovfl);
+}
+
+/**
+ * pfm_ctx_read - read PMDs of a context
+ * @ctx: the context, whose mutex the caller holds
+ * @pmds: the PMDs to read, among the ones it uses (a PMD written is)
+ * @value: their 64-bit values, indexed by PMD
+ *
+ * A context live on this CPU (its thread is the caller) is read where it
+ * is, still counting: a read writes no register.
+ *
+ * Return: 0, or -ESRCH when @ctx is live on another CPU.
+ */
+int pfm_ctx_read(struct pfm_context *ctx, u64 pmds, u64 *value)
+{
+	unsigned long flags, n;
+	int ret = 0;
+
+	raw_spin_lock_irqsave(&ctx->lock, flags);
+	if (ctx->live_cpu < 0) {
+		pfm_for_each_reg(n, pmds)
+			value[n] = ctx->pmds[n];
+	} else if (ctx->live_cpu == smp_processor_id()) {
+		pfm_for_each_reg(n, pmds)
+			value[n] = pfm_live_value(ctx, n);
+	} else {
+		ret = -ESRCH;
+	}
+	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+	return ret;
 }
 
 /* Save the follower of @info live on this CPU, and load it again. */
@@ -279,7 +440,7 @@ static void pfm_family_sync_cpu(void *info)
 		return;
 	raw_spin_lock(&ctx->lock);
 	if (ctx->live_cpu == smp_processor_id()) {
-		pfm_save(ctx);
+		pfm_save(ctx, false);
 		/* in an interrupt of the thread it is attached to */
 		if (ctx->state != PFM_CTX_UNLOADED)
 			pfm_load(ctx);
@@ -312,8 +473,13 @@ void pfm_family_sync(struct pfm_context *root)
 	on_each_cpu_cond(pfm_cpu_runs_family, pfm_family_sync_cpu, root, true);
 }
 
-/* Called from the architecture's context switch, interrupts disabled. */
-void __pfm_ctxsw_out(struct task_struct *prev)
+/*
+ * Called from the architecture's context switch, interrupts disabled.
+ * With @next_in, __pfm_ctxsw_in() is called next, for the thread switched
+ * to: the right to use RDPMC is left for it to keep or revoke, so that two
+ * threads that both have it switch without changing it.
+ */
+void __pfm_ctxsw_out(struct task_struct *prev, bool next_in)
 {
 	struct pfm_context *ctx = rcu_dereference_sched(prev->pfm_context);
 
@@ -321,7 +487,7 @@ void __pfm_ctxsw_out(struct task_struct *prev)
 		return;
 	raw_spin_lock(&ctx->lock);
 	if (ctx->live_cpu == smp_processor_id())
-		pfm_save(ctx);
+		pfm_save(ctx, next_in);
 	raw_spin_unlock(&ctx->lock);
 	pfm_stat_inc(ctxsw_out);
 }
@@ -330,15 +496,21 @@ void __pfm_ctxsw_out(struct task_struct *prev)
 void __pfm_ctxsw_in(struct task_struct *next)
 {
 	struct pfm_context *ctx = rcu_dereference_sched(next->pfm_context);
+	bool loaded = false;
 
-	if (!ctx)
-		return;
-	raw_spin_lock(&ctx->lock);
-	if (ctx->task == next && ctx->state != PFM_CTX_UNLOADED &&
-	    ctx->live_cpu < 0)
-		pfm_load(ctx);
-	raw_spin_unlock(&ctx->lock);
-	pfm_stat_inc(ctxsw_in);
+	if (ctx) {
+		raw_spin_lock(&ctx->lock);
+		if (ctx->task == next && ctx->state != PFM_CTX_UNLOADED &&
+		    ctx->live_cpu < 0) {
+			pfm_load(ctx);
+			loaded = true;
+		}
+		raw_spin_unlock(&ctx->lock);
+		pfm_stat_inc(ctxsw_in);
+	}
+	/* what the save of the thread switched out left */
+	if (!loaded)
+		pfm_set_rdpmc(this_cpu_ptr(&pfm_cpu), false);
 }
 
 /*
@@ -355,9 +527,11 @@ static void pfm_rearm(struct pfm_context *ctx, unsigned int i)
 	u64 hw;
 
 	static_call(pfm_write_pmc)(ctl, 0);
+	raw_write_seqcount_begin(&ctx->pmd_seq);
 	hw = static_call(pfm_read_pmd)(i);
 	ctx->pmds[i] = pfm_combine(ctx->pmds[i], hw, d->width) + BIT_ULL(d->width);
 	static_call(pfm_write_pmd)(i, pfm_hw_value(hw, d->width, d->hw_width));
+	raw_write_seqcount_end(&ctx->pmd_seq);
 	static_call(pfm_write_pmc)(ctl, ctx->pmcs[ctl]);
 }
 

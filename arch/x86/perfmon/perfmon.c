@@ -39,11 +39,19 @@ static void pfm_x86_write_pmd(unsigned int cnum, u64 value)
 	wrmsrl(addr, value);
 }
 
+/*
+ * RDPMC, as perf_events reads its counters: cheaper than RDMSR, and every
+ * table numbers its counters the way RDPMC does (fixed counters with bit
+ * 30 of the index).
+ */
 static u64 pfm_x86_read_pmd(unsigned int cnum)
 {
+	unsigned int idx = cnum;
 	u64 value;
 
-	rdmsrl(pfm_x86.pmd[cnum].addr, value);
+	if (cnum >= PFM_X86_FIXED_BASE)
+		idx = INTEL_PMC_FIXED_RDPMC_BASE | (cnum - PFM_X86_FIXED_BASE);
+	rdpmcl(idx, value);
 	return value;
 }
 
@@ -236,6 +244,8 @@ static int __init pfm_x86_init(void)
 	pfm_x86.pmu.ack = pfm_x86_ack;
 	pfm_x86.pmu.rdpmc_users = pfm_x86_rdpmc_users;
 	pfm_x86.pmu.user_rdpmc = pfm_x86_user_rdpmc;
+	if (pfm_x86.flags & (PFM_X86_INTEL_GLOBAL | PFM_X86_AMD_GLOBAL))
+		pfm_x86.pmu.flags |= PFM_PMU_GLOBAL_DISABLE;
 
 	return pfm_pmu_register(&pfm_x86.pmu);
 }

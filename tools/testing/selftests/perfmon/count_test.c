@@ -1083,6 +1083,45 @@ TEST_F(count, rdpmc_denied_to_others)
 	EXPECT_EQ(0, pfm_stop(self->fd));
 }
 
+static void rdpmc_once(unsigned long unused)
+{
+	pfm_rdpmc(0);
+}
+
+/*
+ * Nor may a thread whose context another thread loaded, when it runs
+ * right after a self-monitoring thread on the same CPU: the switch from
+ * one context to the other must take the right away.
+ */
+TEST_F(count, rdpmc_denied_to_monitored_others)
+{
+	int cpu = sched_getcpu(), fd, status;
+	pid_t pid;
+
+	if (rdpmc_always_allowed())
+		SKIP(return, "perf allows RDPMC to every thread");
+	ASSERT_EQ(0, pin_to(cpu));
+	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	/* pinned to the same CPU, as its parent */
+	pid = pfm_fork_stopped(rdpmc_once, 0);
+	ASSERT_LT(0, pid);
+	fd = pfm_create(0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pfm_program(fd, &self->pmu, PFM_EVT_USR));
+	ASSERT_EQ(0, pfm_load(fd, pid));
+	ASSERT_EQ(0, pfm_start(fd, NULL));
+	/* the parent waits: the CPU switches from its context to the child's */
+	ASSERT_EQ(0, ptrace(PTRACE_CONT, pid, NULL, NULL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSTOPPED(status) && WSTOPSIG(status) == SIGSEGV)
+		TH_LOG("the child's RDPMC did not fault: status %#x", status);
+	pfm_kill(pid);
+	close(fd);
+	pfm_rdpmc(0);
+	EXPECT_EQ(0, pfm_stop(self->fd));
+}
+
 /*
  * A plain exec keeps the context loaded and started, and with it the
  * right to RDPMC: the new image may read its counters from its first
