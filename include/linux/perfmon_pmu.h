@@ -121,7 +121,8 @@ struct pfm_pmu {
 };
 
 /* struct pfm_pmu.flags */
-#define PFM_PMU_GLOBAL_DISABLE	0x1	/* @disable stops every counter */
+#define PFM_PMU_LATE_NMI	0x1	/* an overflow NMI per counter, maybe late */
+#define PFM_PMU_GLOBAL_DISABLE	0x2	/* @disable stops every counter */
 
 /* struct pfm_pmu.rdpmc_users() */
 #define PFM_RDPMC_NEVER		0

@@ -39,7 +39,8 @@ static int pfm_check_stopped(struct task_struct *task)
 		ret = 0;
 	read_unlock(&tasklist_lock);
 
-	if (!ret && !wait_task_inactive(task, __TASK_TRACED))
+	/* a traced thread may also be frozen, as ptrace_check_attach() says */
+	if (!ret && !wait_task_inactive(task, __TASK_TRACED | TASK_FROZEN))
 		ret = -ESRCH;
 	return ret;
 }
@@ -119,16 +120,25 @@ int pfm_load_context(struct pfm_context *ctx, const struct pfarg_load *req)
 		goto out;
 
 	/*
-	 * task_lock() orders this against the exit of the thread, which sets
-	 * PF_EXITING before it detaches its context under the same lock.
+	 * A thread that exits sets PF_EXITING, then looks at its context
+	 * pointer (pfm_exit_thread()), a full barrier in between. Publish the
+	 * pointer before looking at PF_EXITING, a full barrier in between too:
+	 * either this sees PF_EXITING and takes the pointer back, or the
+	 * exiting thread sees the context and detaches it, under the mutex
+	 * that the caller holds until the load is complete.
 	 */
 	task_lock(task);
-	if (task->flags & PF_EXITING)
-		ret = -EBUSY;
-	else if (rcu_access_pointer(task->pfm_context))
+	if (rcu_access_pointer(task->pfm_context)) {
 		ret = -EEXIST;
-	else
+	} else {
 		rcu_assign_pointer(task->pfm_context, ctx);
+		/* pairs with the barrier of pfm_exit_thread() */
+		smp_mb();
+		if (task->flags & PF_EXITING) {
+			RCU_INIT_POINTER(task->pfm_context, NULL);
+			ret = -EBUSY;
+		}
+	}
 	task_unlock(task);
 	if (ret) {
 		pfm_session_put();

@@ -68,8 +68,19 @@ struct pfm_cpu {
 
 static DEFINE_PER_CPU(struct pfm_cpu, pfm_cpu);
 
-/* How long late overflow interrupts are expected: at least one jiffy. */
-#define PFM_STALE_JIFFIES	2
+/*
+ * How long after an overflow interrupt that found an overflow, or a save
+ * that folded one, interrupts that find none are claimed. AMD raises one
+ * NMI per counter, and an NMI can reach the local APIC late, after the
+ * handler has already taken care of its counter: perf_events claims those
+ * for 100 ms there, and so does perfmon. Elsewhere at least a jiffy.
+ */
+static unsigned long pfm_stale_window(void)
+{
+	if (pfm_pmu->flags & PFM_PMU_LATE_NMI)
+		return msecs_to_jiffies(100);
+	return 2;
+}
 
 /* Write PMD @i of @ctx to this CPU's PMU. */
 static void pfm_write_hw_pmd(struct pfm_context *ctx, unsigned int i)
@@ -254,7 +265,7 @@ static void pfm_save(struct pfm_context *ctx, bool keep_rdpmc)
 	}
 	if (wrapped) {
 		static_call(pfm_ack)(wrapped);
-		WRITE_ONCE(pc->stale_until, jiffies + PFM_STALE_JIFFIES);
+		WRITE_ONCE(pc->stale_until, jiffies + pfm_stale_window());
 	}
 	if (static_call(pfm_rdpmc_users)() == PFM_RDPMC_ALWAYS) {
 		/* the next thread may read them, whoever it is */
@@ -566,7 +577,7 @@ int pfm_interrupt(void)
 	}
 	if (ovfl) {
 		static_call(pfm_ack)(ovfl);
-		WRITE_ONCE(pc->stale_until, jiffies + PFM_STALE_JIFFIES);
+		WRITE_ONCE(pc->stale_until, jiffies + pfm_stale_window());
 		pfm_stat_inc(ovfl_intr);
 		return 1;
 	}

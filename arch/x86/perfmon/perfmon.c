@@ -244,6 +244,9 @@ static int __init pfm_x86_init(void)
 	pfm_x86.pmu.ack = pfm_x86_ack;
 	pfm_x86.pmu.rdpmc_users = pfm_x86_rdpmc_users;
 	pfm_x86.pmu.user_rdpmc = pfm_x86_user_rdpmc;
+	if (boot_cpu_data.x86_vendor == X86_VENDOR_AMD ||
+	    boot_cpu_data.x86_vendor == X86_VENDOR_HYGON)
+		pfm_x86.pmu.flags |= PFM_PMU_LATE_NMI;
 	if (pfm_x86.flags & (PFM_X86_INTEL_GLOBAL | PFM_X86_AMD_GLOBAL))
 		pfm_x86.pmu.flags |= PFM_PMU_GLOBAL_DISABLE;
 

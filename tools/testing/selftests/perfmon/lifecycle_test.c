@@ -8,6 +8,9 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <sys/statvfs.h>
 #include <linux/perf_event.h>
 
@@ -591,6 +594,123 @@ TEST_F(life, context_excluded_by_perf)
 	EXPECT_EQ(0, close(pfd));
 	EXPECT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 	EXPECT_EQ(0, pfm_unload_context(self->fd));
+}
+
+/*
+ * A load racing the SIGKILL of its stopped tracee, which a kill wakes:
+ * the load succeeds, or fails with EBUSY (the thread is exiting) or ESRCH
+ * (it is no longer stopped), and in every case the context does not stay
+ * attached to a dead thread: once the thread is reaped no session is
+ * left, and after the last round perf gets the PMU again. The loader runs
+ * on CPU 0, the killer and the tracee on CPU 1, and both sides spin for
+ * delays that vary from round to round, so that the kill and the exit
+ * land on every part of the load.
+ */
+#define RACE_ROUNDS	10000
+#define RACE_ENV	"PFM_RACE_ROUNDS"
+
+struct race {
+	pid_t pid;
+	unsigned int delay;
+	int round;		/* the killer's go: the round, -1 to end */
+	int ready;		/* the round the killer woke for */
+	int done;		/* the round whose kill was sent */
+};
+
+static void spin(unsigned int n)
+{
+	while (n--)
+		__asm__ __volatile__("" ::: "memory");
+}
+
+static int pin(pid_t pid, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(pid, sizeof(set), &set);
+}
+
+static void *killer(void *p)
+{
+	struct race *r = p;
+	int round = 0;
+
+	pin(0, 1);
+	for (;;) {
+		while (__atomic_load_n(&r->round, __ATOMIC_ACQUIRE) == round)
+			syscall(SYS_futex, &r->round, FUTEX_WAIT, round, NULL);
+		round = __atomic_load_n(&r->round, __ATOMIC_ACQUIRE);
+		if (round < 0)
+			return NULL;
+		__atomic_store_n(&r->ready, round, __ATOMIC_RELEASE);
+		spin(r->delay);
+		kill(r->pid, SIGKILL);
+		__atomic_store_n(&r->done, round, __ATOMIC_RELEASE);
+	}
+}
+
+static void sleep_forever(unsigned long unused)
+{
+	for (;;)
+		pause();
+}
+
+TEST_F_TIMEOUT(life, load_races_kill, 900)
+{
+	const char *s = getenv(RACE_ENV);
+	long rounds = s ? strtol(s, NULL, 0) : RACE_ROUNDS;
+	long ok = 0, busy = 0, srch = 0, i;
+	struct race r = { .pid = -1 };
+	pthread_t thread;
+	int fd, ret, err, perf;
+
+	if (rounds <= 0)
+		rounds = RACE_ROUNDS;
+	if (pin(0, 0) || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs CPUs 0 and 1");
+	perf = perf_has_pmu();
+	ASSERT_EQ(0, pthread_create(&thread, NULL, killer, &r));
+	for (i = 1; i <= rounds; i++) {
+		r.pid = pfm_fork_stopped(sleep_forever, 0);
+		ASSERT_LT(0, r.pid);
+		ASSERT_EQ(0, pin(r.pid, 1));
+		fd = pfm_create(0);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, pfm_program(fd, &self->pmu, PFM_EVT_USR));
+		r.delay = (i * 37) % 4096;
+		__atomic_store_n(&r.round, (int)i, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &r.round, FUTEX_WAKE, 1, NULL);
+		while (__atomic_load_n(&r.ready, __ATOMIC_ACQUIRE) != i)
+			;
+		spin((i * 53) % 4096);
+		ret = pfm_load(fd, r.pid);
+		err = errno;
+		while (__atomic_load_n(&r.done, __ATOMIC_ACQUIRE) != i)
+			;
+		ASSERT_EQ(r.pid, waitpid(r.pid, NULL, 0));
+		if (!ret)
+			ok++;
+		else if (err == EBUSY)
+			busy++;
+		else if (err == ESRCH)
+			srch++;
+		else
+			ASSERT_EQ(0, err) TH_LOG("round %ld: load: %s", i,
+						 strerror(err));
+		/* reaped: its context, if it got one, was detached */
+		ASSERT_EQ(0, sessions()) TH_LOG("round %ld, load %d", i, ret);
+		close(fd);
+		ASSERT_EQ(0, sessions()) TH_LOG("round %ld, closed", i);
+	}
+	__atomic_store_n(&r.round, -1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &r.round, FUTEX_WAKE, 1, NULL);
+	pthread_join(thread, NULL);
+	ksft_print_msg("load against SIGKILL, %ld rounds: %ld loaded, %ld EBUSY, %ld ESRCH\n",
+		       rounds, ok, busy, srch);
+	if (!perf)
+		EXPECT_EQ(0, perf_has_pmu());
 }
 
 TEST_HARNESS_MAIN
