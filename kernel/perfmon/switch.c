@@ -327,11 +327,6 @@ static void pfm_load(struct pfm_context *ctx)
 		pfm_write_hw_pmd(ctx, i);
 	ctx->dirty_pmds = 0;
 
-	if (ctx->started) {
-		pfm_for_each_reg(i, ctx->used_pmcs)
-			pfm_write_hw_pmc(pc, i, ctx->pmcs[i]);
-		static_call(pfm_enable)(pfm_counting_pmds(ctx));
-	}
 	readers = static_call(pfm_rdpmc_users)();
 	if (readers == PFM_RDPMC_ALWAYS ||
 	    (readers == PFM_RDPMC_SELF && ctx->is_self)) {
@@ -346,6 +341,17 @@ static void pfm_load(struct pfm_context *ctx)
 	WRITE_ONCE(pc->ctx, ctx);
 	barrier();
 	WRITE_ONCE(pc->busy, false);
+
+	/*
+	 * Counting starts once the context is this CPU's: an overflow right
+	 * away interrupts a handler that finds it and re-arms the counter,
+	 * where one taken while busy would be claimed and lost.
+	 */
+	if (ctx->started) {
+		pfm_for_each_reg(i, ctx->used_pmcs)
+			pfm_write_hw_pmc(pc, i, ctx->pmcs[i]);
+		static_call(pfm_enable)(pfm_counting_pmds(ctx));
+	}
 	pfm_stat_inc(loads);
 }
 

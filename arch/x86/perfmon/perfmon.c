@@ -199,19 +199,16 @@ fail:
 
 /*
  * Does the PMU exist? Emulators that have none read every MSR as zero and
- * ignore writes: write the first counter and read it back.
+ * ignore writes. perf_events found out at boot, writing a counter and
+ * reading it back before anything counted (check_hw_exists()); writing
+ * one here could disturb the NMI watchdog, which counts by now.
  */
 static bool __init pfm_x86_pmu_works(void)
 {
-	unsigned long addr = pfm_x86.pmd[0].addr;
-	u64 val = 0xabcd, old, back = 0;
+	struct x86_pmu_capability cap;
 
-	if (rdmsrl_safe(addr, &old))
-		return false;
-	if (wrmsrl_safe(addr, val) || rdmsrl_safe(addr, &back))
-		return false;
-	wrmsrl_safe(addr, old);
-	return (back & 0xffffffff) == val;
+	perf_get_x86_pmu_capability(&cap);
+	return cap.num_counters_gp > 0;
 }
 
 static int __init pfm_x86_init(void)
