@@ -545,11 +545,9 @@ TEST_F(count, overflow_at_load)
 		ASSERT_EQ(0, pfm_start(self->fd, NULL));
 		raw = pfm_rdpmc(0);
 		ASSERT_EQ(0, pfm_stop(self->fd));
-		if (!(raw & (1ULL << width))) {
-			if (!lost++)
-				TH_LOG("wrap %u events after the start: counter %#llx, not re-armed",
-				       k, (unsigned long long)raw);
-		}
+		if (!(raw & (1ULL << width)) && !lost++)
+			TH_LOG("wrap %u events after the start: counter %#llx, not re-armed",
+			       k, (unsigned long long)raw);
 	}
 	EXPECT_EQ(0, lost) TH_LOG("%u of 400 overflows lost at the load", lost);
 }
