@@ -1268,7 +1268,8 @@ TEST_F_TIMEOUT(count, rdpmc_kept_across_perf_rdpmc_changes, 120)
  * still interrupt.
  */
 #define CPU1_ONLINE	"/sys/devices/system/cpu/cpu1/online"
-#define NR_HOTPLUGS	50
+#define CPU1_MSR	"/dev/cpu/1/msr"
+#define NR_HOTPLUGS	100
 #define PFM_STATS	"/sys/kernel/debug/perfmon/stats"
 
 static int cpu1_set_online(int online)
@@ -1295,16 +1296,39 @@ static void loop_stop_loop(unsigned long n)
 }
 
 /*
+ * What a CPU that loses its PMU while offline looks like: the counters
+ * of PMD0 and PMD1 on CPU 1 written 0 behind perfmon's back, through the
+ * msr driver. Returns 0, or -1 when the driver is not there.
+ */
+static int cpu1_lose_counters(void)
+{
+	__u64 addr, zero = 0;
+	int fd, i, ret = 0;
+
+	fd = open(CPU1_MSR, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	for (i = 0; i < 2 && !ret; i++)
+		if (pfm_reg_attr("pmd", i, "addr", &addr) ||
+		    pwrite(fd, &zero, sizeof(zero), addr) != sizeof(zero))
+			ret = -1;
+	close(fd);
+	return ret;
+}
+
+/*
  * A child pinned to CPU 1 counts n iterations, stops there (its context
  * saved on CPU 1), CPU 1 goes offline and online NR_HOTPLUGS times, and
  * the child, pinned to CPU 1 again, counts n more before exiting: its
- * first switch-in is on CPU 1, where nothing else ran in between.
+ * first switch-in is on CPU 1, where nothing else ran in between. With
+ * @lose, CPU 1 loses its counters before it goes offline the first time.
  * PMD0 (instructions) is read; -1 on a set-up failure.
  */
 static int hotplug_child(const struct pfm_pmu *pmu, unsigned long n,
-			 __u64 *insn)
+			 int lose, __u64 *insn)
 {
 	int fd, status, i, ret = -1;
+	__u64 v;
 	pid_t pid;
 
 	fd = pfm_create(0);
@@ -1318,6 +1342,9 @@ static int hotplug_child(const struct pfm_pmu *pmu, unsigned long n,
 	    ptrace(PTRACE_CONT, pid, NULL, NULL) ||
 	    waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
 	    WSTOPSIG(status) != SIGSTOP)
+		goto out;
+	/* a call on the context waits until the child is off CPU 1 */
+	if (lose && (pfm_read_pmd(fd, 0, &v) || cpu1_lose_counters()))
 		goto out;
 	for (i = 0; i < NR_HOTPLUGS; i++)
 		if (cpu1_set_online(0) || cpu1_set_online(1))
@@ -1370,42 +1397,70 @@ static long long cpu1_ovfl_intr(void)
 	return val;
 }
 
+/* A child on CPU 1 from @start, n iterations: PMD0, or -1 on a failure. */
+static int overflow_child(int fd, const struct pfm_pmu *pmu, __u64 start,
+			  unsigned long n, __u64 *v)
+{
+	pid_t pid;
+
+	if (pfm_program(fd, pmu, PFM_EVT_USR) || pfm_write_pmd(fd, 0, start))
+		return -1;
+	pid = pfm_fork_stopped_loop(n);
+	if (pid < 0)
+		return -1;
+	if (pin_pid(pid, 1) || pfm_load(fd, pid) || pfm_start(fd, NULL) ||
+	    pfm_cont_wait_exit(pid)) {
+		pfm_kill(pid);
+		return -1;
+	}
+	return pfm_read_pmd(fd, 0, v);
+}
+
 TEST_F_TIMEOUT(count, cpu_hotplug_exact, 600)
 {
 	unsigned long ns[] = { N, 2 * N };
-	__u64 insn[2], start, v;
+	__u64 insn[2], start, v[2];
 	long long ovfl0, ovfl1;
 	unsigned int i;
-	pid_t pid;
+	int lose;
 
 	if (geteuid() || access(CPU1_ONLINE, W_OK))
 		SKIP(return, "needs root and a CPU 1 that can go offline");
-	for (i = 0; i < ARRAY_SIZE(ns); i++)
-		ASSERT_EQ(0, hotplug_child(&self->pmu, ns[i], &insn[i]))
-			TH_LOG("set-up: %s", strerror(errno));
-	EXPECT_COUNT(2 * N * PFM_LOOP_INSN, insn[1] - insn[0],
-		     "instructions, 2 x (2N - N) around %d hotplugs of CPU 1",
-		     NR_HOTPLUGS);
+	for (lose = 0; lose <= 1; lose++) {
+		if (lose && access(CPU1_MSR, W_OK)) {
+			ksft_print_msg("no %s: CPU 1 losing its PMU not tested\n",
+				       CPU1_MSR);
+			break;
+		}
+		for (i = 0; i < ARRAY_SIZE(ns); i++)
+			ASSERT_EQ(0, hotplug_child(&self->pmu, ns[i], lose,
+						   &insn[i]))
+				TH_LOG("set-up: %s", strerror(errno));
+		EXPECT_COUNT(2 * N * PFM_LOOP_INSN, insn[1] - insn[0],
+			     "instructions, 2 x (2N - N) around %d hotplugs of CPU 1%s",
+			     NR_HOTPLUGS, lose ? ", its counters lost" : "");
+	}
 
 	/*
-	 * After the last hotplug: a child on CPU 1 counting from just below
-	 * the wrap overflows there, and the overflow interrupt arrives.
+	 * After the last hotplug: children on CPU 1 counting from just below
+	 * the wrap overflow there, the overflow interrupt arrives, and the
+	 * 64-bit values count on exactly across the wrap.
 	 */
 	ovfl0 = cpu1_ovfl_intr();
-	if (ovfl0 < 0)
-		SKIP(return, "no %s (CONFIG_PERFMON_DEBUG)", PFM_STATS);
 	start = (1ULL << self->pmu.gp_width) - 1000;
-	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
-	ASSERT_EQ(0, pfm_write_pmd(self->fd, 0, start));
-	pid = pfm_fork_stopped_loop(N);
-	ASSERT_LT(0, pid);
-	ASSERT_EQ(0, pin_pid(pid, 1));
-	ASSERT_EQ(0, pfm_load(self->fd, pid));
-	ASSERT_EQ(0, pfm_start(self->fd, NULL));
-	ASSERT_EQ(0, pfm_cont_wait_exit(pid));
+	for (i = 0; i < ARRAY_SIZE(ns); i++)
+		ASSERT_EQ(0, overflow_child(self->fd, &self->pmu, start, ns[i],
+					    &v[i]));
 	ovfl1 = cpu1_ovfl_intr();
-	ASSERT_EQ(0, pfm_read_pmd(self->fd, 0, &v));
-	EXPECT_LE(start + N * PFM_LOOP_INSN, v);
+	EXPECT_LE(start + N * PFM_LOOP_INSN, v[0]);
+	EXPECT_COUNT(N * PFM_LOOP_INSN, v[1] - v[0],
+		     "instructions, 2N - N from 2^%u - 1000 on CPU 1",
+		     self->pmu.gp_width);
+	if (ovfl0 < 0) {
+		ksft_print_msg("no %s (CONFIG_PERFMON_DEBUG): interrupts not counted\n",
+			       PFM_STATS);
+		return;
+	}
 	ksft_print_msg("overflow interrupts on CPU 1: %lld -> %lld\n", ovfl0,
 		       ovfl1);
 	EXPECT_LT(ovfl0, ovfl1);
