@@ -95,7 +95,7 @@ boot() {
 		return 0
 	fi
 	[ "$label" = "$INHERIT_FULL_BOOT" ] ||
-		append="${append:+$append }PFM_INHERIT_CYCLES=1000 PFM_INHERIT_SWEEPS=1 PFM_RACE_ROUNDS=200"
+		append="${append:+$append }PFM_INHERIT_CYCLES=1000 PFM_INHERIT_SWEEPS=1 PFM_RACE_ROUNDS=100"
 	"$TESTBED/run-guest.sh" ${qemu:+--qemu "$qemu"} --kernel "$kernel" --initrd "$initrd" --cpu "$cpu" \
 		${append:+--append "$append"} \
 		--log "$glog" --timeout "${GUEST_TIMEOUT:-900}" >"$LOGDIR/run-guest-$label.out" 2>&1

@@ -606,7 +606,7 @@ TEST_F(life, context_excluded_by_perf)
  * delays that vary from round to round, so that the kill and the exit
  * land on every part of the load.
  */
-#define RACE_ROUNDS	2000
+#define RACE_ROUNDS	1000
 #define RACE_ENV	"PFM_RACE_ROUNDS"
 
 struct race {
