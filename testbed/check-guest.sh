@@ -17,6 +17,12 @@
 # kernel (check-build.sh) instead, with an initramfs of its own: /init is
 # guest/init32.c, a static 32-bit program, and only perfmon32 is in it.
 #
+# A LABEL that starts with kexec boots an initramfs without the selftests:
+# guest/kexec-before.sh kexecs into the test kernel with contexts counting
+# on both CPUs, and guest/kexec-after.sh, in the kernel kexec'd into,
+# checks that nothing was left counting, counts, and restarts with
+# contexts counting (guest/kexec.c).
+#
 # The boots run GUEST_JOBS (default 1) at a time: a TCG guest keeps
 # about 1.2 host CPUs busy, so two at a time on 2 CPUs gained nothing
 # measurable (547 s against 530 s for the six boots). A boot whose
@@ -39,7 +45,9 @@ INITRD=$CACHE/build/initramfs.cpio.gz
 I386_BZIMAGE=$CACHE/build/i386/arch/x86/boot/bzImage
 INITRD32=$CACHE/build/initramfs32.cpio.gz
 STAGE32=$CACHE/build/initramfs32
-GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon skylake:Skylake-Client,pmu=on:perfmon fam10h:Opteron_G3,pmu=on:perfmon fam17h:EPYC,pmu=on i386:Skylake-Client,pmu=on}
+INITRD_KEXEC=$CACHE/build/initramfs-kexec.cpio.gz
+STAGE_KEXEC=$CACHE/build/initramfs-kexec
+GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon skylake:Skylake-Client,pmu=on:perfmon fam10h:Opteron_G3,pmu=on:perfmon fam17h:EPYC,pmu=on i386:Skylake-Client,pmu=on kexec:Skylake-Client,pmu=on}
 # inherit_test's 10,000 create/exit cycles and ten fault-injection sweeps
 # of a clone take about 40 s under TCG: the boot named here runs them in
 # full, the others 1,000 cycles and one sweep (environment variables of
@@ -71,11 +79,21 @@ log=$LOGDIR/kselftest-build.log
 	sed -n 's/^perfmon:/perfmon32:/p' "$KSFT32_INSTALL/kselftest-list.txt" \
 		>"$STAGE32/kselftest/kselftest-list.txt" &&
 	{ mknod -m 600 "$STAGE32/dev/console" c 5 1 || true; } &&
-	(cd "$STAGE32" && find . | cpio -o -H newc --quiet | gzip -1) >"$INITRD32"
+	(cd "$STAGE32" && find . | cpio -o -H newc --quiet | gzip -1) >"$INITRD32" &&
+	rm -rf "$STAGE_KEXEC" && mkdir -p "$STAGE_KEXEC/2/kexec" "$STAGE_KEXEC/1/kexec" &&
+	gcc -static -O2 -Wall -Wno-unused-function -isystem "$TEST_O/usr/include" \
+		-I "$BASE_REPO/tools/testing/selftests/perfmon" \
+		-o "$STAGE_KEXEC/2/kexec/kexec" "$TESTBED/guest/kexec.c" &&
+	install -m 0755 "$TESTBED/guest/kexec-after.sh" "$STAGE_KEXEC/2/kexec/after.sh" &&
+	"$TESTBED/mkinitramfs.sh" "$STAGE_KEXEC/1/kexec/initrd.gz" "" "$STAGE_KEXEC/2" &&
+	cp "$STAGE_KEXEC/2/kexec/kexec" "$bzimage" "$STAGE_KEXEC/1/kexec/" &&
+	install -m 0755 "$TESTBED/guest/kexec-before.sh" "$STAGE_KEXEC/1/kexec/before.sh" &&
+	"$TESTBED/mkinitramfs.sh" "$INITRD_KEXEC" "" "$STAGE_KEXEC/1"
 } >"$log" 2>&1 || { result FAIL "guest: build the kselftests and the initramfs" "see $log"; exit 1; }
 
 ksft_id=$(files_id "$KSFT_INSTALL" "$TESTBED/mkinitramfs.sh" "$TESTBED/guest")
 ksft32_id=$(files_id "$STAGE32")
+kexec_id=$(files_id "$STAGE_KEXEC/1" "$TESTBED/guest")
 scripts_id=$(files_id "$TESTBED/run-guest.sh" "$TESTBED/parse-log.py" "$0")
 
 GUEST_JOBS=${GUEST_JOBS:-1}
@@ -87,6 +105,7 @@ boot() {
 	local glog=$LOGDIR/guest-$label.log keep=$LOGDIR/keep-$label t0 kept
 	local append=${tests:+testbed.ksft=$tests}
 
+	case "$label" in kexec*) append="testbed.guest=/kexec/before.sh kunit.enable=0" ;; esac
 	t0=$(date +%s)
 	if kept=$(cached_run "$key"); then
 		cp "$kept/guest.log" "$glog"
@@ -137,6 +156,8 @@ for run in $GUEST_RUNS; do
 			rc=1
 			continue
 		fi ;;
+	kexec*)
+		initrd=$INITRD_KEXEC initrd_id=$kexec_id ;;
 	esac
 	key=guest-$( { files_id "$kernel" "${qemu:-$(command -v qemu-system-x86_64)}"
 		echo "$initrd_id $scripts_id $cpu|$tests|${GUEST_TIMEOUT:-900}|$INHERIT_FULL_BOOT"; } | sha256sum | cut -c1-24)

@@ -65,6 +65,10 @@ KERNEL_BAD = [
         # an NMI no handler claimed: a PMU interrupt perfmon failed to own
         r"NMI received for unknown reason",
         r"Dazed and confused",
+        # perf_events at boot, finding an event select counting: a kernel
+        # before this one (kexec) left a counter on
+        r"Broken BIOS detected",
+        r"corrupted hw-PMU resources",
         r"PERFMON-HOST: timeout",
         r"PERFMON-GUEST: ERROR",
     )

@@ -23,8 +23,10 @@
 #include <linux/cpuhotplug.h>
 #include <linux/init.h>
 #include <linux/jiffies.h>
+#include <linux/notifier.h>
 #include <linux/percpu.h>
 #include <linux/perfmon.h>
+#include <linux/reboot.h>
 #include <linux/sched.h>
 #include <linux/smp.h>
 #include <linux/static_call.h>
@@ -67,6 +69,9 @@ struct pfm_cpu {
 };
 
 static DEFINE_PER_CPU(struct pfm_cpu, pfm_cpu);
+
+/* Set at reboot: no context goes live again (pfm_reboot()). */
+static bool pfm_halted;
 
 /*
  * How long after an overflow interrupt that found an overflow, or a save
@@ -184,12 +189,26 @@ static int pfm_cpu_offline(unsigned int cpu)
 	return 0;
 }
 
+/*
+ * Suspend to RAM runs these on the boot CPU, interrupts disabled, in the
+ * thread that suspends, every other thread frozen: no context but the one
+ * of that thread can be live. The PMU is lost in between: that context
+ * goes to memory, and comes back to a PMU reset.
+ */
+static int pfm_suspend(void *unused)
+{
+	__pfm_ctxsw_out(current, false);
+	return 0;
+}
+
 static void pfm_resume(void *unused)
 {
 	pfm_cpu_forget();
+	__pfm_ctxsw_in(current);
 }
 
 static const struct syscore_ops pfm_syscore_ops = {
+	.suspend = pfm_suspend,
 	.resume = pfm_resume,
 };
 
@@ -294,6 +313,9 @@ static void pfm_load(struct pfm_context *ctx)
 	unsigned int readers;
 	unsigned long i;
 	u64 pmds;
+
+	if (unlikely(READ_ONCE(pfm_halted)))
+		return;
 
 	WRITE_ONCE(pc->busy, true);
 	barrier();
@@ -529,6 +551,49 @@ void __pfm_ctxsw_in(struct task_struct *next)
 	if (!loaded)
 		pfm_set_rdpmc(this_cpu_ptr(&pfm_cpu), false);
 }
+
+/* Save the context live on this CPU, and clear what contexts left here. */
+static void pfm_halt_cpu(void *unused)
+{
+	struct pfm_context *ctx = this_cpu_read(pfm_cpu.ctx);
+
+	if (ctx) {
+		raw_spin_lock(&ctx->lock);
+		if (ctx->live_cpu == smp_processor_id())
+			pfm_save(ctx, false);
+		raw_spin_unlock(&ctx->lock);
+	}
+	pfm_clear_cpu(NULL);
+}
+
+/*
+ * A reboot, or a kexec into another kernel, must not leave counters
+ * counting: the kernel that boots next finds the PMU as perfmon left it
+ * (perf_events calls enabled event selects a broken BIOS). Every CPU
+ * stops counting and clears its PMU, and no context goes live after
+ * that. The contexts stay as they are, their calls working from memory.
+ */
+static int pfm_reboot(struct notifier_block *nb, unsigned long action,
+		      void *data)
+{
+	WRITE_ONCE(pfm_halted, true);
+	on_each_cpu(pfm_halt_cpu, NULL, 1);
+	return NOTIFY_OK;
+}
+
+/* Last, as perf_events: the users of the PMU stop before it. */
+static struct notifier_block pfm_reboot_nb = {
+	.notifier_call	= pfm_reboot,
+	.priority	= INT_MIN,
+};
+
+static int __init pfm_reboot_init(void)
+{
+	if (pfm_pmu)
+		register_reboot_notifier(&pfm_reboot_nb);
+	return 0;
+}
+subsys_initcall(pfm_reboot_init);
 
 /*
  * Re-arm the overflowed counter @i of the live context @ctx: stop it, add

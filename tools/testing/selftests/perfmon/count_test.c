@@ -1296,18 +1296,20 @@ static void loop_stop_loop(unsigned long n)
 }
 
 /*
- * What a CPU that loses its PMU while offline looks like: the counters
- * of PMD0 and PMD1 on CPU 1 written 0 behind perfmon's back, through the
- * msr driver (at the MSR's address as the file offset: AMD's are beyond
- * 2^31, hence pwrite64() for 32-bit builds). Returns 0, or -1 on a
- * failure.
+ * What a CPU that loses its PMU while offline or asleep looks like: the
+ * counters of PMD0 and PMD1 on @cpu written 0 behind perfmon's back,
+ * through the msr driver (at the MSR's address as the file offset: AMD's
+ * are beyond 2^31, hence pwrite64() for 32-bit builds). Returns 0, or -1
+ * on a failure.
  */
-static int cpu1_lose_counters(void)
+static int cpu_lose_counters(int cpu)
 {
 	__u64 addr, zero = 0;
+	char path[32];
 	int fd, i, ret = 0;
 
-	fd = open(CPU1_MSR, O_WRONLY);
+	snprintf(path, sizeof(path), "/dev/cpu/%d/msr", cpu);
+	fd = open(path, O_WRONLY);
 	if (fd < 0)
 		return -1;
 	for (i = 0; i < 2 && !ret; i++)
@@ -1319,41 +1321,68 @@ static int cpu1_lose_counters(void)
 }
 
 /*
- * A child pinned to CPU 1 counts n iterations, stops there (its context
- * saved on CPU 1), CPU 1 goes offline and online NR_HOTPLUGS times, and
- * the child, pinned to CPU 1 again, counts n more before exiting: its
- * first switch-in is on CPU 1, where nothing else ran in between. With
- * @lose, CPU 1 loses its counters and goes offline and online once.
- * PMD0 (instructions) is read; -1 on a set-up failure.
+ * A child pinned to @cpu, counted by @fd, runs n iterations and stops
+ * there, its context saved on @cpu. Its pid, or -1 on a failure.
  */
-static int hotplug_child(const struct pfm_pmu *pmu, unsigned long n,
-			 int lose, __u64 *insn)
+static pid_t child_stopped_on(int fd, const struct pfm_pmu *pmu,
+			      unsigned long n, int cpu)
 {
-	int fd, status, i, ret = -1;
+	int status;
+	pid_t pid;
+
+	pid = pfm_fork_stopped(loop_stop_loop, n);
+	if (pid < 0)
+		return -1;
+	if (pin_pid(pid, cpu) || pfm_program(fd, pmu, PFM_EVT_USR) ||
+	    pfm_load(fd, pid) || pfm_start(fd, NULL) ||
+	    ptrace(PTRACE_CONT, pid, NULL, NULL) ||
+	    waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
+	    WSTOPSIG(status) != SIGSTOP) {
+		pfm_kill(pid);
+		return -1;
+	}
+	return pid;
+}
+
+/* CPU 1 offline and online NR_HOTPLUGS times, once if it @lost its PMU. */
+static int hotplugs(int lost)
+{
+	int i;
+
+	/* once is enough to lose the counters: the kernel must not trust them */
+	for (i = 0; i < (lost ? 1 : NR_HOTPLUGS); i++)
+		if (cpu1_set_online(0) || cpu1_set_online(1))
+			return -1;
+	return 0;
+}
+
+/*
+ * A child pinned to @cpu counts n iterations, stops there (its context
+ * saved on @cpu), @event(@lose) happens, and the child, pinned to @cpu
+ * again, counts n more before exiting: its first switch-in is on @cpu,
+ * where nothing else ran in between. With @lose, @cpu loses its counters
+ * first. PMD0 (instructions) is read; -1 on a set-up failure.
+ */
+static int child_across(const struct pfm_pmu *pmu, unsigned long n, int cpu,
+			int lose, int (*event)(int lose), __u64 *insn)
+{
+	int fd, ret = -1;
 	__u64 v;
 	pid_t pid;
 
 	fd = pfm_create(0);
 	if (fd < 0)
 		return -1;
-	pid = pfm_fork_stopped(loop_stop_loop, n);
+	pid = child_stopped_on(fd, pmu, n, cpu);
 	if (pid < 0)
 		goto out;
-	if (pin_pid(pid, 1) || pfm_program(fd, pmu, PFM_EVT_USR) ||
-	    pfm_load(fd, pid) || pfm_start(fd, NULL) ||
-	    ptrace(PTRACE_CONT, pid, NULL, NULL) ||
-	    waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
-	    WSTOPSIG(status) != SIGSTOP)
+	/* a call on the context waits until the child is off the CPU */
+	if (lose && (pfm_read_pmd(fd, 0, &v) || cpu_lose_counters(cpu)))
 		goto out;
-	/* a call on the context waits until the child is off CPU 1 */
-	if (lose && (pfm_read_pmd(fd, 0, &v) || cpu1_lose_counters()))
+	if (event(lose))
 		goto out;
-	/* once is enough to lose the counters: the kernel must not trust them */
-	for (i = 0; i < (lose ? 1 : NR_HOTPLUGS); i++)
-		if (cpu1_set_online(0) || cpu1_set_online(1))
-			goto out;
-	/* the kernel moved it when CPU 1 left: back to CPU 1 */
-	if (pin_pid(pid, 1))
+	/* the kernel moved it if the CPU left: back to it */
+	if (pin_pid(pid, cpu))
 		goto out;
 	if (pfm_cont_wait_exit(pid))
 		goto out;
@@ -1436,8 +1465,8 @@ TEST_F_TIMEOUT(count, cpu_hotplug_exact, 600)
 			break;
 		}
 		for (i = 0; i < ARRAY_SIZE(ns); i++)
-			ASSERT_EQ(0, hotplug_child(&self->pmu, ns[i], lose,
-						   &insn[i]))
+			ASSERT_EQ(0, child_across(&self->pmu, ns[i], 1, lose,
+						  hotplugs, &insn[i]))
 				TH_LOG("set-up: %s", strerror(errno));
 		EXPECT_COUNT(2 * N * PFM_LOOP_INSN, insn[1] - insn[0],
 			     "instructions, 2 x (2N - N) around %d hotplugs of CPU 1%s",
@@ -1467,6 +1496,77 @@ TEST_F_TIMEOUT(count, cpu_hotplug_exact, 600)
 	ksft_print_msg("overflow interrupts on CPU 1: %lld -> %lld\n", ovfl0,
 		       ovfl1);
 	EXPECT_LT(ovfl0, ovfl1);
+}
+
+/*
+ * Suspend to RAM without the sleep: with pm_test "core" (CONFIG_PM_DEBUG)
+ * the kernel suspends as far as the syscore callbacks on the boot CPU,
+ * CPU 1 offline, and resumes. A real suspend loses the boot CPU's PMU: a
+ * context saved there must not trust what it left, and the context of
+ * the thread that suspends, live on the boot CPU through it all, must
+ * count on exactly.
+ */
+#define PM_STATE	"/sys/power/state"
+#define PM_TEST		"/sys/power/pm_test"
+#define PM_MEM_SLEEP	"/sys/power/mem_sleep"
+#define PM_TEST_DELAY	"/sys/module/suspend/parameters/pm_test_delay"
+
+static int suspend_core(int unused)
+{
+	return pfm_file_write(PM_STATE, "mem\n");
+}
+
+/* The caller, on CPU 0, counts n iterations, suspends, and n more. */
+static int suspend_self(const struct pfm_pmu *pmu, unsigned long n,
+			__u64 *insn)
+{
+	int fd, ret = -1;
+
+	fd = pfm_create(0);
+	if (fd < 0)
+		return -1;
+	if (!pin_pid(0, 0) && !pfm_program(fd, pmu, PFM_EVT_USR) &&
+	    !pfm_load(fd, pfm_gettid()) && !pfm_start(fd, NULL)) {
+		pfm_loop(n);
+		ret = suspend_core(0);
+		pfm_loop(n);
+		if (pfm_stop(fd) || pfm_read_pmd(fd, 0, insn))
+			ret = -1;
+	}
+	close(fd);
+	return ret;
+}
+
+TEST_F_TIMEOUT(count, suspend_exact, 300)
+{
+	unsigned long ns[] = { N, 2 * N };
+	int child[2], self_[2];
+	__u64 c[2], m[2];
+	char buf[256];
+	unsigned int i;
+
+	if (geteuid() || access(PM_TEST, W_OK) || access("/dev/cpu/0/msr", W_OK) ||
+	    pfm_file_read(PM_STATE, buf, sizeof(buf)) <= 0 || !strstr(buf, "mem"))
+		SKIP(return,
+		     "needs root, the msr driver, pm_test (CONFIG_PM_DEBUG) and suspend to RAM");
+	pfm_file_write(PM_MEM_SLEEP, "deep\n");
+	pfm_file_write(PM_TEST_DELAY, "0\n");
+	ASSERT_EQ(0, pfm_file_write(PM_TEST, "core\n"));
+	for (i = 0; i < ARRAY_SIZE(ns); i++) {
+		/* CPU 0 loses its counters, as in a real suspend */
+		child[i] = child_across(&self->pmu, ns[i], 0, 1, suspend_core,
+					&c[i]);
+		self_[i] = suspend_self(&self->pmu, ns[i], &m[i]);
+	}
+	pfm_file_write(PM_TEST, "none\n");
+	for (i = 0; i < ARRAY_SIZE(ns); i++) {
+		ASSERT_EQ(0, child[i]) TH_LOG("child across suspend: %s", strerror(errno));
+		ASSERT_EQ(0, self_[i]) TH_LOG("suspending thread: %s", strerror(errno));
+	}
+	EXPECT_COUNT(2 * N * PFM_LOOP_INSN, c[1] - c[0],
+		     "instructions, 2 x (2N - N) of a child saved on CPU 0 across a suspend, CPU 0's counters lost");
+	EXPECT_COUNT(2 * N * PFM_LOOP_INSN, m[1] - m[0],
+		     "instructions, 2 x (2N - N) of the thread that suspends, live across it");
 }
 
 TEST_HARNESS_MAIN
