@@ -49,9 +49,11 @@ INITRD_KEXEC=$CACHE/build/initramfs-kexec.cpio.gz
 STAGE_KEXEC=$CACHE/build/initramfs-kexec
 GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon skylake:Skylake-Client,pmu=on:perfmon fam10h:Opteron_G3,pmu=on:perfmon fam17h:EPYC,pmu=on i386:Skylake-Client,pmu=on kexec:Skylake-Client,pmu=on}
 # inherit_test's 10,000 create/exit cycles and ten fault-injection sweeps
-# of a clone take about 40 s under TCG: the boot named here runs them in
-# full, the others 1,000 cycles and one sweep (environment variables of
-# the tests, passed on the kernel command line to /init).
+# of a clone take about 40 s under TCG, and lifecycle_test's stress of
+# contexts runs for a time it is given: the boot named here runs them in
+# full (the stress for 60 s), the others 1,000 cycles, one sweep and 10 s
+# of stress (environment variables of the tests, passed on the kernel
+# command line to /init).
 INHERIT_FULL_BOOT=${INHERIT_FULL_BOOT:-skylake}
 
 bzimage=$TEST_O/arch/x86/boot/bzImage
@@ -114,7 +116,7 @@ boot() {
 		return 0
 	fi
 	[ "$label" = "$INHERIT_FULL_BOOT" ] ||
-		append="${append:+$append }PFM_INHERIT_CYCLES=1000 PFM_INHERIT_SWEEPS=1 PFM_RACE_ROUNDS=100"
+		append="${append:+$append }PFM_INHERIT_CYCLES=1000 PFM_INHERIT_SWEEPS=1 PFM_RACE_ROUNDS=100 PFM_STRESS_SECONDS=10"
 	"$TESTBED/run-guest.sh" ${qemu:+--qemu "$qemu"} --kernel "$kernel" --initrd "$initrd" --cpu "$cpu" \
 		${append:+--append "$append"} \
 		--log "$glog" --timeout "${GUEST_TIMEOUT:-900}" >"$LOGDIR/run-guest-$label.out" 2>&1

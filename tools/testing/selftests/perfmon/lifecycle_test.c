@@ -19,6 +19,9 @@
 
 #define N	100000UL
 
+#define READ_ONCE_INT(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE_INT(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
 static void __attribute__((constructor)) exec_child(void)
 {
 	pfm_exec_child_main();
@@ -709,6 +712,248 @@ TEST_F_TIMEOUT(life, load_races_kill, 900)
 	pthread_join(thread, NULL);
 	ksft_print_msg("load against SIGKILL, %ld rounds: %ld loaded, %ld EBUSY, %ld ESRCH\n",
 		       rounds, ok, busy, srch);
+	if (!perf)
+		EXPECT_EQ(0, perf_has_pmu());
+}
+
+/*
+ * A stress of the whole life of contexts: for PFM_STRESS_SECONDS (60 by
+ * default) four workers share four contexts. Each worker forks children
+ * that stop under its ptrace (a load must come from the tracer) and, at
+ * random, loads a shared context on one of them, continues it, stops it
+ * again, kills and reaps it, starts, stops, reads and unloads a shared
+ * context, or closes one and creates another in its place; a third of
+ * the children exec. Every call must end with 0 or an errno that the
+ * documentation lists for it; at the end every child is reaped and every
+ * context closed, no session is left and perf gets the PMU back.
+ */
+#define STRESS_SECONDS	60
+#define STRESS_ENV	"PFM_STRESS_SECONDS"
+#define STRESS_WORKERS	4
+#define STRESS_CTXS	4
+#define STRESS_KIDS	2
+
+struct stress {
+	const struct pfm_pmu *pmu;
+	int fds[STRESS_CTXS];
+	pthread_mutex_t lock;	/* one replace of fds[] at a time */
+	struct timespec end;
+	char *self;
+};
+
+struct stress_worker {
+	struct stress *st;
+	unsigned int seed;
+	pid_t kid[STRESS_KIDS];
+	int stopped[STRESS_KIDS];
+	long calls, errs, bad;
+	int bad_errno, bad_op;
+};
+
+enum { OP_LOAD, OP_START, OP_STOP, OP_READ, OP_UNLOAD, OP_REPLACE, OP_NR };
+
+/* errno that the documentation lists for each operation on a context */
+static int stress_allowed(int op, int err)
+{
+	if (err == EBADF || err == ESRCH)	/* closed in between; running */
+		return 1;
+	switch (op) {
+	case OP_LOAD:
+		return err == EBUSY || err == EEXIST;
+	case OP_START:
+	case OP_STOP:
+	case OP_READ:	/* a context replaced but not programmed yet */
+	case OP_UNLOAD:
+		return err == EINVAL;
+	}
+	return 0;
+}
+
+static unsigned int stress_rand(struct stress_worker *w)
+{
+	w->seed ^= w->seed << 13;
+	w->seed ^= w->seed >> 17;
+	w->seed ^= w->seed << 5;
+	return w->seed;
+}
+
+static void stress_loop(unsigned long unused)
+{
+	for (;;)
+		pfm_loop(10000);
+}
+
+static void stress_exec(unsigned long unused)
+{
+	char env[] = PFM_LOOP_ENV "=100000", *envp[] = { env, NULL };
+	char *self = (char *)unused, *argv[] = { self, NULL };
+
+	execve(self, argv, envp);
+}
+
+static void stress_kid(struct stress_worker *w, int k)
+{
+	unsigned int r = stress_rand(w);
+	pid_t pid = w->kid[k];
+	int status;
+
+	if (pid <= 0) {
+		if (r % 3)
+			pid = pfm_fork_stopped(stress_loop, 0);
+		else
+			pid = pfm_fork_stopped(stress_exec,
+					       (unsigned long)w->st->self);
+		w->kid[k] = pid;
+		w->stopped[k] = pid > 0;
+		return;
+	}
+	switch (r % 4) {
+	case 0:		/* continue, or stop again */
+		if (w->stopped[k]) {
+			if (!ptrace(PTRACE_CONT, pid, NULL, NULL))
+				w->stopped[k] = 0;
+		} else if (!kill(pid, SIGSTOP) &&
+			   waitpid(pid, &status, 0) == pid) {
+			if (WIFSTOPPED(status))
+				w->stopped[k] = 1;
+			else
+				w->kid[k] = 0;	/* it exited */
+		}
+		break;
+	case 1:		/* kill and reap */
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		w->kid[k] = 0;
+		break;
+	default:	/* reap it if it exited (the exec'd ones end) */
+		if (waitpid(pid, &status, WNOHANG) != pid)
+			break;
+		if (WIFSTOPPED(status))		/* the SIGTRAP of its exec */
+			w->stopped[k] = 1;
+		else
+			w->kid[k] = 0;
+		break;
+	}
+}
+
+static void stress_ctx(struct stress_worker *w)
+{
+	struct stress *st = w->st;
+	unsigned int r = stress_rand(w), i = r % STRESS_CTXS;
+	int op = (r >> 8) % OP_NR, fd = READ_ONCE_INT(st->fds[i]), k, ret;
+	__u64 v;
+
+	switch (op) {
+	case OP_LOAD:
+		k = (r >> 16) % STRESS_KIDS;
+		if (w->kid[k] <= 0 || !w->stopped[k])
+			return;
+		ret = pfm_load(fd, w->kid[k]);
+		break;
+	case OP_START:
+		ret = pfm_start(fd, NULL);
+		break;
+	case OP_STOP:
+		ret = pfm_stop(fd);
+		break;
+	case OP_READ:
+		ret = pfm_read_pmd(fd, 0, &v);
+		break;
+	case OP_UNLOAD:
+		ret = pfm_unload_context(fd);
+		break;
+	default:
+		pthread_mutex_lock(&st->lock);
+		close(st->fds[i]);
+		fd = pfm_create(0);
+		WRITE_ONCE_INT(st->fds[i], fd);
+		ret = fd < 0 ? -1 : pfm_program(fd, st->pmu, PFM_EVT_USR);
+		pthread_mutex_unlock(&st->lock);
+		break;
+	}
+	w->calls++;
+	if (!ret)
+		return;
+	w->errs++;
+	if (!stress_allowed(op, errno) && !w->bad++) {
+		w->bad_errno = errno;
+		w->bad_op = op;
+	}
+}
+
+static int stress_over(struct stress *st)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > st->end.tv_sec ||
+	       (now.tv_sec == st->end.tv_sec && now.tv_nsec >= st->end.tv_nsec);
+}
+
+static void *stress_worker(void *p)
+{
+	struct stress_worker *w = p;
+	int k;
+
+	while (!stress_over(w->st)) {
+		if (stress_rand(w) % 4)
+			stress_ctx(w);
+		else
+			stress_kid(w, stress_rand(w) % STRESS_KIDS);
+	}
+	for (k = 0; k < STRESS_KIDS; k++)
+		pfm_kill(w->kid[k]);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(life, race_stress, 600)
+{
+	static const char * const ops[] = { "load", "start", "stop", "read",
+					    "unload", "replace" };
+	const char *s = getenv(STRESS_ENV);
+	long secs = s ? strtol(s, NULL, 0) : STRESS_SECONDS;
+	struct stress_worker w[STRESS_WORKERS] = {};
+	pthread_t thread[STRESS_WORKERS];
+	struct stress st = { .pmu = &self->pmu };
+	long calls = 0, errs = 0;
+	char self_exe[256];
+	int i, perf;
+	ssize_t n;
+
+	if (secs <= 0)
+		secs = STRESS_SECONDS;
+	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+	ASSERT_LT(0, n);
+	self_exe[n] = '\0';
+	st.self = self_exe;
+	perf = perf_has_pmu();
+	pthread_mutex_init(&st.lock, NULL);
+	for (i = 0; i < STRESS_CTXS; i++) {
+		st.fds[i] = pfm_create(0);
+		ASSERT_LE(0, st.fds[i]);
+		ASSERT_EQ(0, pfm_program(st.fds[i], &self->pmu, PFM_EVT_USR));
+	}
+	clock_gettime(CLOCK_MONOTONIC, &st.end);
+	st.end.tv_sec += secs;
+	for (i = 0; i < STRESS_WORKERS; i++) {
+		w[i].st = &st;
+		w[i].seed = 0x9e3779b9u * (i + 1);
+		ASSERT_EQ(0, pthread_create(&thread[i], NULL, stress_worker, &w[i]));
+	}
+	for (i = 0; i < STRESS_WORKERS; i++) {
+		pthread_join(thread[i], NULL);
+		calls += w[i].calls;
+		errs += w[i].errs;
+		EXPECT_EQ(0, w[i].bad)
+			TH_LOG("worker %d: %ld errno not listed, the first %s: %s",
+			       i, w[i].bad, ops[w[i].bad_op],
+			       strerror(w[i].bad_errno));
+	}
+	for (i = 0; i < STRESS_CTXS; i++)
+		close(st.fds[i]);
+	ksft_print_msg("stress for %ld s: %ld calls on contexts, %ld failed with a listed errno\n",
+		       secs, calls, errs);
+	EXPECT_EQ(0, sessions());
 	if (!perf)
 		EXPECT_EQ(0, perf_has_pmu());
 }
