@@ -4,7 +4,7 @@
 # check-pmu.sh RESULTS: the emulated PMU (testbed/qemu) proven exact against
 # the guest kernel's own perf_events, with no perfmon code involved: the
 # kernel of the series' first state (the pristine tree and the uapi header,
-# built by check-build.sh with the per-patch configuration) boots on the four
+# built by check-build.sh with the test configuration) boots on the four
 # emulated models, and once without the PMU (testbed/pmu-proof/run.sh).
 # A run whose inputs are all unchanged is not repeated (lib.sh).
 set -uo pipefail
