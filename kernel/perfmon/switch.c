@@ -552,17 +552,13 @@ void __pfm_ctxsw_in(struct task_struct *next)
 		pfm_set_rdpmc(this_cpu_ptr(&pfm_cpu), false);
 }
 
-/* Save the context live on this CPU, and clear what contexts left here. */
+/*
+ * Save the context live on this CPU (its thread's, the one interrupted),
+ * and clear what contexts left here.
+ */
 static void pfm_halt_cpu(void *unused)
 {
-	struct pfm_context *ctx = this_cpu_read(pfm_cpu.ctx);
-
-	if (ctx) {
-		raw_spin_lock(&ctx->lock);
-		if (ctx->live_cpu == smp_processor_id())
-			pfm_save(ctx, false);
-		raw_spin_unlock(&ctx->lock);
-	}
+	__pfm_ctxsw_out(current, false);
 	pfm_clear_cpu(NULL);
 }
 
