@@ -16,6 +16,7 @@
 #include <linux/smp.h>
 #include <asm/apic.h>
 #include <asm/msr.h>
+#include <asm/nmi.h>
 #include <asm/perf_event.h>
 #include <asm/tlbflush.h>
 
