@@ -23,6 +23,15 @@
 # checks that nothing was left counting, counts, and restarts with
 # contexts counting (guest/kexec.c).
 #
+# A LABEL that starts with lockup boots an initramfs without the selftests
+# and with the NMI watchdog on: guest/lockup.c counts on CPU 0 and hard-locks
+# CPU 1 (LKDTM); the detector, run by perfmon while it holds the PMU, must
+# report it (parse-log.py expects that report and nothing else).
+#
+# The boots named in WATCHDOG_BOOTS run with the NMI watchdog on
+# (nmi_watchdog=1; run-guest.sh turns it off otherwise): the perfmon
+# suite must pass there too, with the counter perfmon keeps for it.
+#
 # The boots run GUEST_JOBS (default 1) at a time: a TCG guest keeps
 # about 1.2 host CPUs busy, so two at a time on 2 CPUs gained nothing
 # measurable (547 s against 530 s for the six boots). A boot whose
@@ -47,7 +56,10 @@ INITRD32=$CACHE/build/initramfs32.cpio.gz
 STAGE32=$CACHE/build/initramfs32
 INITRD_KEXEC=$CACHE/build/initramfs-kexec.cpio.gz
 STAGE_KEXEC=$CACHE/build/initramfs-kexec
-GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon skylake:Skylake-Client,pmu=on:perfmon fam10h:Opteron_G3,pmu=on:perfmon fam17h:EPYC,pmu=on i386:Skylake-Client,pmu=on kexec:Skylake-Client,pmu=on}
+INITRD_LOCKUP=$CACHE/build/initramfs-lockup.cpio.gz
+STAGE_LOCKUP=$CACHE/build/initramfs-lockup
+GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon skylake:Skylake-Client,pmu=on:perfmon fam10h:Opteron_G3,pmu=on:perfmon fam17h:EPYC,pmu=on i386:Skylake-Client,pmu=on kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on}
+WATCHDOG_BOOTS=${WATCHDOG_BOOTS:-skylake}
 # inherit_test's 10,000 create/exit cycles and ten fault-injection sweeps
 # of a clone take about 40 s under TCG, and lifecycle_test's stress of
 # contexts runs for a time it is given: the boot named here runs them in
@@ -90,12 +102,19 @@ log=$LOGDIR/kselftest-build.log
 	"$TESTBED/mkinitramfs.sh" "$STAGE_KEXEC/1/kexec/initrd.gz" "" "$STAGE_KEXEC/2" &&
 	cp "$STAGE_KEXEC/2/kexec/kexec" "$bzimage" "$STAGE_KEXEC/1/kexec/" &&
 	install -m 0755 "$TESTBED/guest/kexec-before.sh" "$STAGE_KEXEC/1/kexec/before.sh" &&
-	"$TESTBED/mkinitramfs.sh" "$INITRD_KEXEC" "" "$STAGE_KEXEC/1"
+	"$TESTBED/mkinitramfs.sh" "$INITRD_KEXEC" "" "$STAGE_KEXEC/1" &&
+	rm -rf "$STAGE_LOCKUP" && mkdir -p "$STAGE_LOCKUP/lockup" &&
+	gcc -static -O2 -Wall -Wno-unused-function -isystem "$TEST_O/usr/include" \
+		-I "$BASE_REPO/tools/testing/selftests/perfmon" \
+		-o "$STAGE_LOCKUP/lockup/lockup" "$TESTBED/guest/lockup.c" &&
+	install -m 0755 "$TESTBED/guest/lockup.sh" "$STAGE_LOCKUP/lockup/lockup.sh" &&
+	"$TESTBED/mkinitramfs.sh" "$INITRD_LOCKUP" "" "$STAGE_LOCKUP"
 } >"$log" 2>&1 || { result FAIL "guest: build the kselftests and the initramfs" "see $log"; exit 1; }
 
 ksft_id=$(files_id "$KSFT_INSTALL" "$TESTBED/mkinitramfs.sh" "$TESTBED/guest")
 ksft32_id=$(files_id "$STAGE32")
 kexec_id=$(files_id "$STAGE_KEXEC/1" "$TESTBED/guest")
+lockup_id=$(files_id "$STAGE_LOCKUP" "$TESTBED/guest")
 scripts_id=$(files_id "$TESTBED/run-guest.sh" "$TESTBED/parse-log.py" "$0")
 
 GUEST_JOBS=${GUEST_JOBS:-1}
@@ -107,7 +126,11 @@ boot() {
 	local glog=$LOGDIR/guest-$label.log keep=$LOGDIR/keep-$label t0 kept
 	local append=${tests:+testbed.ksft=$tests}
 
-	case "$label" in kexec*) append="testbed.guest=/kexec/before.sh kunit.enable=0" ;; esac
+	case "$label" in
+	kexec*) append="testbed.guest=/kexec/before.sh kunit.enable=0" ;;
+	lockup*) append="testbed.guest=/lockup/lockup.sh kunit.enable=0 nmi_watchdog=1" ;;
+	esac
+	case " $WATCHDOG_BOOTS " in *" $label "*) append="${append:+$append }nmi_watchdog=1" ;; esac
 	t0=$(date +%s)
 	if kept=$(cached_run "$key"); then
 		cp "$kept/guest.log" "$glog"
@@ -160,9 +183,11 @@ for run in $GUEST_RUNS; do
 		fi ;;
 	kexec*)
 		initrd=$INITRD_KEXEC initrd_id=$kexec_id ;;
+	lockup*)
+		initrd=$INITRD_LOCKUP initrd_id=$lockup_id ;;
 	esac
 	key=guest-$( { files_id "$kernel" "${qemu:-$(command -v qemu-system-x86_64)}"
-		echo "$initrd_id $scripts_id $cpu|$tests|${GUEST_TIMEOUT:-900}|$INHERIT_FULL_BOOT"; } | sha256sum | cut -c1-24)
+		echo "$initrd_id $scripts_id $cpu|$tests|${GUEST_TIMEOUT:-900}|$INHERIT_FULL_BOOT|$WATCHDOG_BOOTS"; } | sha256sum | cut -c1-24)
 	rm -f "$LOGDIR/parse-$label.out"
 	while [ "$(jobs -rp | wc -l)" -ge "$GUEST_JOBS" ]; do
 		wait -n

@@ -17,6 +17,11 @@ and fails on kernel warnings/oopses/lockdep/RCU reports, kmemleak
 "unreferenced object"s, and a guest that never printed
 "PERFMON-GUEST: done" (timeout, panic, hang).
 
+A guest that prints "PERFMON-EXPECT-HARD-LOCKUP cpu N" (the lockup boot)
+then expects the hard lockup detector's report for CPU N as the next
+kernel report: it passes as one result, and what follows (the report's
+backtraces, the panic) is not judged; without it the run fails.
+
 Prints one line per test result and per offending log line, then exactly
 one summary line "N passed, N failed, N skipped" (every offending log line
 and a missing done marker each count as one failure).  Exit status 0 only
@@ -36,6 +41,8 @@ KSFT_BEGIN = re.compile(r"PERFMON-KSFT-BEGIN (?P<name>\S+)")
 KSFT_END = re.compile(r"PERFMON-KSFT-END (?P<name>\S+) rc=(?P<rc>-?\d+)(?P<to> timeout)?")
 GUEST_START = "PERFMON-GUEST: start"
 GUEST_DONE = "PERFMON-GUEST: done"
+EXPECT_LOCKUP = re.compile(r"PERFMON-EXPECT-HARD-LOCKUP cpu (?P<cpu>\d+)")
+HARD_LOCKUP = re.compile(r"Watchdog detected hard LOCKUP on cpu (?P<cpu>\d+)")
 
 # The kernel's note of a user-space fault, not a kernel problem.
 USER_TRAP = re.compile(r"^traps: \S+\[\d+\] (general protection fault|trap) .* in \S+")
@@ -62,6 +69,7 @@ KERNEL_BAD = [
         r"ODEBUG:",
         r"list_(add|del) corruption",
         r"kernel BUG at",
+        r"Watchdog detected hard LOCKUP",
         # an NMI no handler claimed: a PMU interrupt perfmon failed to own
         r"NMI received for unknown reason",
         r"Dazed and confused",
@@ -201,9 +209,22 @@ def main(argv):
     done = False
     ksft = None          # (name, TapCounter, begin line number)
     bad_lines = []
+    expect_lockup = None  # the CPU whose hard lockup must be reported
+    lockup_seen = False
 
     for no, text in enumerate(lines, 1):
         stripped = text.strip()
+
+        if expect_lockup is not None:
+            m = HARD_LOCKUP.search(text)
+            if m and m.group("cpu") == expect_lockup:
+                report("PASS", "log", "hard lockup on cpu %s reported" % expect_lockup)
+                lockup_seen = True
+                break
+        m = EXPECT_LOCKUP.search(text)
+        if m and expect_lockup is None:
+            expect_lockup = m.group("cpu")
+            continue
 
         # Offending kernel lines, anywhere.  A selftest's own "# ..." TAP
         # diagnostics are not kernel messages, nor are the kernel's notes of
@@ -277,7 +298,10 @@ def main(argv):
     for no, text in bad_lines:
         counts["FAIL"] += 1
         print("FAIL log   line %d: %s" % (no, text))
-    if not done:
+    if expect_lockup is not None and not lockup_seen:
+        counts["FAIL"] += 1
+        print("FAIL log   no report of the hard lockup of cpu %s" % expect_lockup)
+    if not done and not lockup_seen:
         counts["FAIL"] += 1
         print("FAIL guest no '%s' marker (timeout, panic or hang)" % GUEST_DONE)
 

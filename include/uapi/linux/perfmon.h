@@ -147,4 +147,57 @@ struct pfarg_start {
 	__u64	start_reserved3[3];
 };
 
+/*
+ * Event sets. A context has one, set 0, which always exists; switching
+ * between sets was removed, and with it every flag below.
+ */
+#define PFM_SETFL_OVFL_SWITCH	0x02	/* removed: EINVAL */
+#define PFM_SETFL_TIME_SWITCH	0x04	/* removed: EINVAL */
+
+/**
+ * struct pfarg_setdesc - argument of pfm_create_evtsets()
+ * @set_id: event set, must be zero
+ * @set_reserved1: reserved, ignored
+ * @set_flags: PFM_SETFL_* flags, must be zero
+ * @set_timeout: switch timeout with PFM_SETFL_TIME_SWITCH only, ignored
+ * @set_reserved2: reserved, ignored
+ *
+ * 64 bytes.
+ */
+struct pfarg_setdesc {
+	__u16	set_id;
+	__u16	set_reserved1;
+	__u32	set_flags;
+	__u64	set_timeout;
+	__u64	set_reserved2[6];
+};
+
+/**
+ * struct pfarg_setinfo - argument of pfm_getinfo_evtsets()
+ * @set_id: event set, must be zero
+ * @set_reserved1: reserved, ignored and not written
+ * @set_flags: out: the set's PFM_SETFL_* flags, 0
+ * @set_ovfl_pmds: out: overflow notification only, 0
+ * @set_runs: out: switching between sets only, 0
+ * @set_timeout: out: switching between sets only, 0
+ * @set_act_duration: out: switching between sets only, 0
+ * @set_avail_pmcs: out: the PMCs a context may program, bit n for PMC n
+ * @set_avail_pmds: out: the PMDs a context may use, bit n for PMD n
+ * @set_reserved3: reserved, ignored and not written
+ *
+ * 200 bytes.
+ */
+struct pfarg_setinfo {
+	__u16	set_id;
+	__u16	set_reserved1;
+	__u32	set_flags;
+	__u64	set_ovfl_pmds[PFM_REG_BV];
+	__u64	set_runs;
+	__u64	set_timeout;
+	__u64	set_act_duration;
+	__u64	set_avail_pmcs[PFM_REG_BV];
+	__u64	set_avail_pmds[PFM_REG_BV];
+	__u64	set_reserved3[6];
+};
+
 #endif /* _UAPI_LINUX_PERFMON_H */

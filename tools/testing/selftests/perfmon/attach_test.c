@@ -11,10 +11,14 @@
  * exact counts whenever access is granted; create/close sending no IPI and
  * not locking perf out; the PMU taken from perf only while a context is
  * loaded; the unprivileged_reserve knob; root at paranoid level 3.
+ *
+ * Last, the PMU shared with the NMI watchdog, when it ran at boot.
  */
 #define _GNU_SOURCE
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
 
@@ -1298,6 +1302,338 @@ TEST_F_TIMEOUT(access, paranoid3_root_counts_user_and_kernel, 120)
 				       errname(o.pfm_err), step_names[o.step]);
 	if (!o.pfm_err)
 		check_counts(_metadata, &o, 1, "paranoid 3 root tracee-kernel");
+}
+
+/*
+ * The NMI watchdog. When the perf hard lockup detector runs at boot
+ * (nmi_watchdog=1), perfmon keeps one general-purpose counter from
+ * contexts (pmu_desc/kept) and, while it holds the PMU, runs the detector
+ * there; the detector goes back to its perf events when perfmon gives the
+ * PMU back. Without the detector at boot every test of "wd" skips.
+ *
+ * The detector's overflow interrupts are NMIs that nothing else raises
+ * here: the tests count them in /proc/interrupts. Its threshold is set to
+ * 1 s, so that it overflows every cpu_khz * 1000 cycles of its CPU; on the
+ * emulated PMU a cycle is 2 per instruction plus 1 per branch, 11 per
+ * iteration of pfm_loop(), at every privilege level.
+ */
+#define NMI_WATCHDOG	"/proc/sys/kernel/nmi_watchdog"
+#define WATCHDOG_THRESH	"/proc/sys/kernel/watchdog_thresh"
+#define CPU1_ONLINE	"/sys/devices/system/cpu/cpu1/online"
+
+/* Cycles of one iteration of pfm_loop() on the emulated PMU. */
+#define LOOP_CYCLES	11
+
+FIXTURE(wd) {
+	struct pfm_pmu pmu;
+	char thresh[16];	/* saved watchdog_thresh, "" while unchanged */
+	unsigned long period;	/* iterations of pfm_loop() per period */
+	int kept_pmc, kept_pmd;
+	int fd;
+};
+
+static int wd_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* The NMIs that @cpu took, from /proc/interrupts; -1 on error. */
+static long wd_nmis(int cpu)
+{
+	char buf[16384], *p;
+	long n = -1;
+	int i;
+
+	if (pfm_file_read("/proc/interrupts", buf, sizeof(buf)) <= 0)
+		return -1;
+	p = strstr(buf, "NMI:");
+	if (!p)
+		return -1;
+	p += 4;
+	for (i = 0; i <= cpu; i++)
+		n = strtol(p, &p, 10);
+	return n;
+}
+
+static unsigned long wd_cpu_khz(void)
+{
+	char buf[65536], *p;
+	double mhz;
+
+	if (pfm_file_read("/proc/cpuinfo", buf, sizeof(buf)) <= 0)
+		return 0;
+	p = strstr(buf, "cpu MHz");
+	if (!p || sscanf(p, "cpu MHz : %lf", &mhz) != 1)
+		return 0;
+	return mhz * 1000;
+}
+
+FIXTURE_SETUP(wd)
+{
+	char kept[64];
+	unsigned long khz;
+	int n;
+
+	self->fd = -1;
+	self->thresh[0] = '\0';
+	if (pfm_require_pmu(_metadata, &self->pmu))
+		return;
+	ASSERT_LT(0, pfm_read_sysfs("pmu_desc/kept", kept, sizeof(kept)));
+	if (kept[0] == '\n')
+		SKIP(return, "no counter kept: the NMI watchdog did not run at boot");
+	n = sscanf(kept, "pmc%d pmd%d", &self->kept_pmc, &self->kept_pmd);
+	ASSERT_EQ(2, n) TH_LOG("kept: %s", kept);
+	ASSERT_EQ(0, wd_pin(0));
+	khz = wd_cpu_khz();
+	ASSERT_LT(0, khz);
+	self->period = khz * 1000 / LOOP_CYCLES + 1;
+	ASSERT_LT(0, pfm_file_read(WATCHDOG_THRESH, self->thresh,
+				   sizeof(self->thresh)));
+	ASSERT_EQ(0, pfm_file_write(WATCHDOG_THRESH, "1"));
+	ASSERT_EQ(0, pfm_file_write(NMI_WATCHDOG, "1"));
+}
+
+FIXTURE_TEARDOWN(wd)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	if (self->thresh[0]) {
+		pfm_file_write(WATCHDOG_THRESH, self->thresh);
+		pfm_file_write(NMI_WATCHDOG, "1");
+	}
+}
+
+/* Start a context counting in the caller: perfmon holds the PMU. */
+static int wd_count_self(const struct pfm_pmu *pmu)
+{
+	int fd = pfm_create(0);
+
+	if (fd < 0)
+		return -1;
+	if (pfm_program(fd, pmu, PFM_EVT_USR) || pfm_load(fd, pfm_gettid()) ||
+	    pfm_start(fd, NULL)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The NMIs CPU 0 takes while the caller spins @n iterations there. */
+static long wd_spin_nmis(unsigned long n)
+{
+	long n0 = wd_nmis(0);
+
+	pfm_loop(n);
+	return wd_nmis(0) - n0;
+}
+
+/* The kept counter is nowhere a context could find or use it. */
+TEST_F(wd, kept_counter_refused)
+{
+	struct pfarg_setinfo info;
+	struct pfarg_pmc pmc;
+	struct pfarg_pmd pmd;
+
+	EXPECT_EQ(self->kept_pmc, self->kept_pmd);
+	EXPECT_FALSE(pfm_reg_exists("pmc", self->kept_pmc));
+	EXPECT_FALSE(pfm_reg_exists("pmd", self->kept_pmd));
+	/* the last GP counter but on AMD family 15h: contexts keep PMD0 */
+	EXPECT_TRUE(pfm_reg_exists("pmd", 0));
+
+	self->fd = pfm_create(0);
+	ASSERT_LE(0, self->fd);
+	memset(&info, 0, sizeof(info));
+	ASSERT_EQ(0, pfm_getinfo_evtsets(self->fd, &info, 1));
+	EXPECT_FALSE(info.set_avail_pmcs[0] & (1ULL << self->kept_pmc));
+	EXPECT_FALSE(info.set_avail_pmds[0] & (1ULL << self->kept_pmd));
+	EXPECT_TRUE(info.set_avail_pmcs[0] & 1);
+
+	pfm_pmc_set(&pmc, self->kept_pmc,
+		    pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR));
+	expect_err(_metadata, pfm_write_pmcs(self->fd, &pmc, 1), EBUSY,
+		   "write_pmcs");
+	pfm_pmd_set(&pmd, self->kept_pmd, 0);
+	expect_err(_metadata, pfm_write_pmds(self->fd, &pmd, 1), EBUSY,
+		   "write_pmds");
+	expect_err(_metadata, pfm_read_pmds(self->fd, &pmd, 1), EBUSY,
+		   "read_pmds");
+	/* a register that does not exist is still EINVAL */
+	pfm_pmc_set(&pmc, 15, 0);
+	expect_err(_metadata, pfm_write_pmcs(self->fd, &pmc, 1), EINVAL,
+		   "write_pmcs PMC15");
+}
+
+/*
+ * While perfmon holds the PMU the detector runs on perfmon's counter:
+ * perf has no counter left, the watchdog stays on, its NMIs come.
+ */
+TEST_F_TIMEOUT(wd, detector_runs_while_perfmon_holds_pmu, 180)
+{
+	struct perf_event_attr attr;
+	char buf[8];
+	__u64 insn[2], branch[2];
+
+	self->fd = wd_count_self(&self->pmu);
+	ASSERT_LE(0, self->fd);
+	ASSERT_LT(0, pfm_file_read(NMI_WATCHDOG, buf, sizeof(buf)));
+	EXPECT_EQ('1', buf[0]);
+	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	expect_err(_metadata, pfm_perf_open(&attr, 0, -1, -1), EBUSY,
+		   "perf_event_open");
+	EXPECT_LE(2, wd_spin_nmis(3 * self->period));
+	/* and the context counts exactly meanwhile (the first run warms up) */
+	ASSERT_EQ(0, pfm_measure(self->fd, 1000, &insn[0], &branch[0]));
+	ASSERT_EQ(0, pfm_measure(self->fd, 1000, &insn[0], &branch[0]));
+	ASSERT_EQ(0, pfm_measure(self->fd, 101000, &insn[1], &branch[1]));
+	EXPECT_EQ(100000ULL * PFM_LOOP_INSN, insn[1] - insn[0]);
+	EXPECT_EQ(100000ULL * PFM_LOOP_BRANCH, branch[1] - branch[0]);
+}
+
+/* sysctl kernel.nmi_watchdog turns it off and on while a context exists. */
+TEST_F_TIMEOUT(wd, sysctl_off_and_on_with_a_context, 180)
+{
+	__u64 insn[2], branch[2];
+
+	self->fd = wd_count_self(&self->pmu);
+	ASSERT_LE(0, self->fd);
+	/* the first run takes page faults */
+	ASSERT_EQ(0, pfm_measure(self->fd, 1000, &insn[0], &branch[0]));
+	ASSERT_EQ(0, pfm_file_write(NMI_WATCHDOG, "0"));
+	EXPECT_EQ(0, wd_spin_nmis(3 * self->period));
+	ASSERT_EQ(0, pfm_measure(self->fd, 1000, &insn[0], &branch[0]));
+	ASSERT_EQ(0, pfm_file_write(NMI_WATCHDOG, "1"));
+	EXPECT_LE(2, wd_spin_nmis(3 * self->period));
+	ASSERT_EQ(0, pfm_measure(self->fd, 101000, &insn[1], &branch[1]));
+	EXPECT_EQ(100000ULL * PFM_LOOP_INSN, insn[1] - insn[0]);
+	EXPECT_EQ(100000ULL * PFM_LOOP_BRANCH, branch[1] - branch[0]);
+}
+
+/*
+ * The counter perf gives a cycles event of the caller, as RDPMC numbers it
+ * (fixed counters from 1 << 30), read from the event's mmap page while it
+ * counts; -1 when perf did not say.
+ */
+static long wd_perf_cycles_counter(void)
+{
+	struct perf_event_mmap_page *pc;
+	struct perf_event_attr attr;
+	long idx = -1;
+	int pfd;
+
+	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	attr.exclude_kernel = 1;
+	pfd = pfm_perf_open(&attr, 0, -1, -1);
+	if (pfd < 0)
+		return -1;
+	pc = mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED, pfd, 0);
+	if (pc != MAP_FAILED) {
+		pfm_loop(1000);
+		if (pc->cap_user_rdpmc && pc->index)
+			idx = pc->index - 1;
+		munmap(pc, sysconf(_SC_PAGESIZE));
+	}
+	close(pfd);
+	return idx;
+}
+
+/*
+ * When the last context goes, the detector is back on its perf events:
+ * on Intel perf puts it on fixed counter 1, so a cycles event of a user
+ * goes elsewhere, and perf counts for users again.
+ */
+TEST_F_TIMEOUT(wd, detector_back_on_perf_after_the_last_context, 180)
+{
+	struct perf_event_attr attr;
+	char buf[8];
+	__u64 count;
+	long idx;
+	int pfd;
+
+	self->fd = wd_count_self(&self->pmu);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, close(self->fd));
+	self->fd = -1;
+	ASSERT_LT(0, pfm_file_read(NMI_WATCHDOG, buf, sizeof(buf)));
+	EXPECT_EQ('1', buf[0]);
+	EXPECT_LE(2, wd_spin_nmis(3 * self->period));
+	if (self->pmu.nr_fixed >= 2) {
+		idx = wd_perf_cycles_counter();
+		EXPECT_LE(0, idx);
+		EXPECT_NE(0x40000001L, idx) TH_LOG("fixed counter 1 is free");
+		/* and it is the detector that holds it */
+		ASSERT_EQ(0, pfm_file_write(NMI_WATCHDOG, "0"));
+		EXPECT_EQ(0x40000001L, wd_perf_cycles_counter());
+		ASSERT_EQ(0, pfm_file_write(NMI_WATCHDOG, "1"));
+	}
+
+	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	attr.exclude_kernel = 1;
+	pfd = pfm_perf_open(&attr, 0, -1, -1);
+	ASSERT_LE(0, pfd) TH_LOG("perf_event_open: %s", strerror(errno));
+	pfm_loop(1000);
+	ASSERT_EQ(sizeof(count), read(pfd, &count, sizeof(count)));
+	EXPECT_LT(5000, count);
+	close(pfd);
+}
+
+/*
+ * A perf event of a user holds the PMU: perfmon cannot take it, and the
+ * detector is back on its perf events at once.
+ */
+TEST_F_TIMEOUT(wd, perf_user_keeps_the_pmu_and_the_detector, 180)
+{
+	struct perf_event_attr attr;
+	int pfd;
+
+	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	attr.exclude_kernel = 1;
+	pfd = pfm_perf_open(&attr, 0, -1, -1);
+	ASSERT_LE(0, pfd) TH_LOG("perf_event_open: %s", strerror(errno));
+	self->fd = pfm_create(0);
+	ASSERT_LE(0, self->fd);
+	expect_err(_metadata, pfm_load(self->fd, pfm_gettid()), EBUSY,
+		   "pfm_load_context");
+	EXPECT_LE(2, wd_spin_nmis(3 * self->period));
+	if (self->pmu.nr_fixed >= 2)
+		EXPECT_NE(0x40000001L, wd_perf_cycles_counter());
+	close(pfd);
+	EXPECT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+}
+
+/* CPU 1 goes offline and back: the detector runs there again. */
+TEST_F_TIMEOUT(wd, cpu_hotplug_keeps_the_detector, 180)
+{
+	char buf[8];
+	long n0, n1;
+	pid_t pid;
+	int status;
+
+	if (access(CPU1_ONLINE, W_OK))
+		SKIP(return, "CPU 1 cannot go offline");
+	self->fd = wd_count_self(&self->pmu);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, pfm_file_write(CPU1_ONLINE, "0"));
+	ASSERT_EQ(0, pfm_file_write(CPU1_ONLINE, "1"));
+	ASSERT_LT(0, pfm_file_read(CPU1_ONLINE, buf, sizeof(buf)));
+	ASSERT_EQ('1', buf[0]);
+
+	n0 = wd_nmis(1);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (wd_pin(1))
+			_exit(1);
+		pfm_loop(3 * self->period);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, status);
+	n1 = wd_nmis(1);
+	EXPECT_LE(2, n1 - n0);
 }
 
 TEST_HARNESS_MAIN

@@ -39,25 +39,27 @@ FIXTURE_TEARDOWN(example)
 		close(self->fd);
 }
 
-/* sizeof(pfarg_setinfo_t) of the v2.8x ABI. */
-#define PFARG_SETINFO_SIZE	200
-
 /*
  * The examples' detect_unavail_pmcs(-1, ...): a temporary context, one
- * pfm_getinfo_evtsets() on set 0 whose failure is ignored (every PMC is
- * then taken as available), close.
+ * pfm_getinfo_evtsets() on set 0 in a structure the library clears,
+ * close. The library then keeps away from the PMCs missing from
+ * set_avail_pmcs: those it is about to program must be there.
  */
-static void detect_unavail_pmcs(struct __test_metadata *_metadata)
+static void detect_unavail_pmcs(struct __test_metadata *_metadata,
+				const struct pfarg_pmc *pmcs, int nr_pmcs)
 {
-	char setinfo[PFARG_SETINFO_SIZE];
-	int fd, no_call = pfm_errno_no_call();
+	struct pfarg_setinfo setinfo;
+	int fd, i;
 
 	fd = pfm_create(0);
 	ASSERT_LE(0, fd);
-	memset(setinfo, 0, sizeof(setinfo));
-	errno = 0;
-	EXPECT_EQ(-1, syscall(__NR_pfm_getinfo_evtsets, fd, setinfo, 1));
-	EXPECT_EQ(no_call, errno);
+	memset(&setinfo, 0, sizeof(setinfo));
+	EXPECT_EQ(0, pfm_getinfo_evtsets(fd, &setinfo, 1))
+		TH_LOG("pfm_getinfo_evtsets: %s", strerror(errno));
+	for (i = 0; i < nr_pmcs; i++)
+		EXPECT_TRUE(setinfo.set_avail_pmcs[pmcs[i].reg_num / 64] &
+			    (1ULL << (pmcs[i].reg_num % 64)))
+			TH_LOG("PMC%u not available", pmcs[i].reg_num);
 	EXPECT_EQ(0, close(fd));
 }
 
@@ -117,8 +119,8 @@ TEST_F(example, self)
 	struct events ev;
 	__u64 insn;
 
-	detect_unavail_pmcs(_metadata);
 	library_events(&self->pmu, &ev);
+	detect_unavail_pmcs(_metadata, ev.pmcs, ev.nr_pmcs);
 	self->fd = create_programmed(_metadata, &ev);
 	ASSERT_LE(0, self->fd);
 	memset(&load, 0, sizeof(load));
@@ -184,8 +186,8 @@ TEST_F_TIMEOUT(example, self_pipe, 120)
 	struct events ev;
 	unsigned int i;
 
-	detect_unavail_pmcs(_metadata);
 	library_events(&self->pmu, &ev);
+	detect_unavail_pmcs(_metadata, ev.pmcs, ev.nr_pmcs);
 	self->fd = create_programmed(_metadata, &ev);
 	ASSERT_LE(0, self->fd);
 	memset(&load, 0, sizeof(load));
@@ -226,8 +228,8 @@ TEST_F_TIMEOUT(example, task, 120)
 	argv[0] = arg0;
 	argv[1] = NULL;
 
-	detect_unavail_pmcs(_metadata);
 	library_events(&self->pmu, &ev);
+	detect_unavail_pmcs(_metadata, ev.pmcs, ev.nr_pmcs);
 	self->child = fork();
 	ASSERT_LE(0, self->child);
 	if (self->child == 0) {
@@ -277,8 +279,9 @@ TEST_F_TIMEOUT(example, multiplex, 120)
 	struct pollfd pfd;
 	__u64 evtsel;
 
-	detect_unavail_pmcs(_metadata);
 	evtsel = pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR);
+	pfm_pmc_set(&pmc, 0, evtsel);
+	detect_unavail_pmcs(_metadata, &pmc, 1);
 	for (i = 0; i < NR_SETS; i++) {
 		fds[i] = pfm_create(0);
 		ASSERT_LE(0, fds[i]);

@@ -133,6 +133,18 @@ static inline int pfm_unload_context(int fd)
 	return syscall(__NR_pfm_unload_context, fd);
 }
 
+static inline int pfm_create_evtsets(int fd, struct pfarg_setdesc *sets,
+				     int count)
+{
+	return syscall(__NR_pfm_create_evtsets, fd, sets, count);
+}
+
+static inline int pfm_getinfo_evtsets(int fd, struct pfarg_setinfo *sets,
+				      int count)
+{
+	return syscall(__NR_pfm_getinfo_evtsets, fd, sets, count);
+}
+
 static inline pid_t pfm_gettid(void)
 {
 	return syscall(SYS_gettid);
@@ -146,17 +158,6 @@ static inline int pfm_load(int fd, pid_t tid)
 	memset(&load, 0, sizeof(load));
 	load.load_pid = tid;
 	return pfm_load_context(fd, &load);
-}
-
-/*
- * The errno of a system call number that was never assigned: what the
- * removed calls return, and what create returns without a usable PMU.
- */
-static inline int pfm_errno_no_call(void)
-{
-	errno = 0;
-	syscall(-1, 0, 0, 0);
-	return errno;
 }
 
 /* Read a number (decimal, 0x hex or -1) from a perfmon sysfs file. */
@@ -231,6 +232,25 @@ static inline int pfm_reg_exists(const char *kind, int num)
 
 	snprintf(path, sizeof(path), PFM_SYSFS "/pmu_desc/%s%d", kind, num);
 	return access(path, F_OK) == 0;
+}
+
+/*
+ * Does the kernel keep this register from contexts (pmu_desc/kept: the
+ * NMI watchdog's counter)?
+ */
+static inline int pfm_reg_kept(const char *kind, int num)
+{
+	char buf[256], name[32], *p;
+	size_t len;
+
+	if (pfm_read_sysfs("pmu_desc/kept", buf, sizeof(buf)) <= 0)
+		return 0;
+	len = snprintf(name, sizeof(name), "%s%d", kind, num);
+	for (p = buf; (p = strstr(p, name)); p += len)
+		if ((p == buf || p[-1] == ' ') &&
+		    (p[len] == ' ' || p[len] == '\n' || !p[len]))
+			return 1;
+	return 0;
 }
 
 /* Read one attribute of pmu_desc/<kind><num>/ as a number. */
