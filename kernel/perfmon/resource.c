@@ -103,7 +103,7 @@ int pfm_session_get(void)
 		pfm_dbg("PMU reserved by %s[%d]: %d\n", current->comm,
 			task_pid_nr(current), ret);
 		if (ret)
-			pr_info_once("perfmon: the PMU is in use by perf_events (the NMI watchdog counts too: nmi_watchdog=0 or sysctl kernel.nmi_watchdog=0 frees it)\n");
+			pr_info_once("perfmon: the PMU is in use by perf_events\n");
 		else
 			/* every CPU resets its PMU before it next uses it */
 			WRITE_ONCE(pfm_pmu_gen, pfm_pmu_gen + 1);

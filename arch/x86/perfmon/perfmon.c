@@ -362,6 +362,8 @@ static int pfm_x86_reserve(void)
 {
 	if (pfm_x86_wd.idx >= 0)
 		return hardlockup_detector_perf_lend(&pfm_x86_wd_owner);
+	if (hardlockup_detector_perf_running())
+		pr_info_once("perfmon: the NMI watchdog holds the PMU: it did not run at boot, so no counter is kept for it (sysctl kernel.nmi_watchdog=0 frees the PMU)\n");
 	return pfm_x86_take();
 }
 
