@@ -51,8 +51,6 @@ static inline void pfm_free_task(struct task_struct *p)
  */
 static inline void pfm_exit_thread(void)
 {
-	/* PF_EXITING is set: see pfm_load_context() */
-	smp_mb();
 	if (unlikely(rcu_access_pointer(current->pfm_context)))
 		__pfm_detach_current();
 }

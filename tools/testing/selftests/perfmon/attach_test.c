@@ -1604,6 +1604,101 @@ TEST_F_TIMEOUT(wd, perf_user_keeps_the_pmu_and_the_detector, 180)
 	EXPECT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 }
 
+/*
+ * A stopped thread killed while a load on it is in progress stays in its
+ * stop until the call returns, as during a ptrace request: the load
+ * succeeds and the thread dies after it, its exit detaching the context.
+ * The kill comes while the loading thread sleeps in the call after its
+ * check of the stopped thread: the first load of the system hands the
+ * detector over to perfmon, which waits for every CPU.
+ */
+#define WD_KILL_ROUNDS	10
+
+struct wd_kill {
+	pid_t loader;		/* the thread that loads */
+	pid_t victim;		/* its stopped child */
+	int round;		/* set by the loader when the round starts */
+	int returned;		/* set by the loader when pfm_load() returned */
+	int killed;		/* set by the killer after its kill */
+	int early;		/* rounds in which the victim died first */
+};
+
+/* The state letter of thread @tid of this process, or 0. */
+static char wd_thread_state(pid_t tid)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	if (pfm_file_read(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+static void *wd_killer(void *arg)
+{
+	struct wd_kill *k = arg;
+	siginfo_t si;
+	int r;
+
+	for (r = 1; r <= WD_KILL_ROUNDS; r++) {
+		while (__atomic_load_n(&k->round, __ATOMIC_ACQUIRE) != r)
+			sched_yield();
+		/* the loader sleeps in pfm_load(), past its check */
+		while (wd_thread_state(k->loader) != 'D' &&
+		       !__atomic_load_n(&k->returned, __ATOMIC_ACQUIRE))
+			;
+		kill(k->victim, SIGKILL);
+		__atomic_store_n(&k->killed, r, __ATOMIC_RELEASE);
+		while (!__atomic_load_n(&k->returned, __ATOMIC_ACQUIRE)) {
+			memset(&si, 0, sizeof(si));
+			if (!waitid(P_PID, k->victim, &si,
+				    WEXITED | WNOHANG | WNOWAIT) &&
+			    si.si_pid == k->victim) {
+				k->early++;
+				break;
+			}
+			sched_yield();
+		}
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(wd, killed_during_load_stays_stopped, 300)
+{
+	struct wd_kill k = { .loader = pfm_gettid() };
+	pthread_t thread;
+	int r, ret, err;
+	__u64 v;
+
+	ASSERT_EQ(0, pthread_create(&thread, NULL, wd_killer, &k));
+	for (r = 1; r <= WD_KILL_ROUNDS; r++) {
+		k.victim = pfm_fork_stopped_loop(1000);
+		ASSERT_LT(0, k.victim);
+		self->fd = pfm_create(0);
+		ASSERT_LE(0, self->fd);
+		ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+		__atomic_store_n(&k.returned, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&k.round, r, __ATOMIC_RELEASE);
+		ret = pfm_load(self->fd, k.victim);
+		err = errno;
+		__atomic_store_n(&k.returned, 1, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&k.killed, __ATOMIC_ACQUIRE) != r)
+			;
+		ASSERT_EQ(k.victim, waitpid(k.victim, NULL, 0));
+		EXPECT_EQ(0, ret) TH_LOG("round %d: load: %s", r,
+					 strerror(err));
+		/* the exit detached it: its values stay readable */
+		EXPECT_EQ(0, pfm_read_pmd(self->fd, 0, &v));
+		EXPECT_EQ(0, v);
+		ASSERT_EQ(0, close(self->fd));
+		self->fd = -1;
+	}
+	pthread_join(thread, NULL);
+	EXPECT_EQ(0, k.early) TH_LOG("%d of %d killed threads died during the load",
+				     k.early, WD_KILL_ROUNDS);
+}
+
 /* CPU 1 goes offline and back: the detector runs there again. */
 TEST_F_TIMEOUT(wd, cpu_hotplug_keeps_the_detector, 180)
 {

@@ -560,6 +560,23 @@ static inline int pfm_measure(int fd, unsigned long n, __u64 *insn,
 }
 
 /*
+ * Wait for the child @pid to stop with SIGSTOP: @pid, or -1 with the child
+ * killed and reaped when it does anything else.
+ */
+static inline pid_t pfm_wait_sigstop(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
+	    WSTOPSIG(status) != SIGSTOP) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	return pid;
+}
+
+/*
  * A child that stops itself under ptrace: fork, PTRACE_TRACEME, SIGSTOP;
  * once continued it runs body(n) and exits with 0. Returns the pid with
  * the child in its SIGSTOP stop, or -1.
@@ -568,7 +585,6 @@ static inline pid_t pfm_fork_stopped(void (*body)(unsigned long n),
 				     unsigned long n)
 {
 	pid_t pid;
-	int status;
 
 	pid = fork();
 	if (pid < 0)
@@ -580,13 +596,7 @@ static inline pid_t pfm_fork_stopped(void (*body)(unsigned long n),
 		body(n);
 		_exit(0);
 	}
-	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
-	    WSTOPSIG(status) != SIGSTOP) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		return -1;
-	}
-	return pid;
+	return pfm_wait_sigstop(pid);
 }
 
 /* The same, the child running pfm_loop(n). */
