@@ -600,16 +600,16 @@ TEST_F(life, context_excluded_by_perf)
 }
 
 /*
- * A load racing the SIGKILL of its stopped tracee, which a kill wakes:
- * the load succeeds, or fails with EBUSY (the thread is exiting) or ESRCH
- * (it is no longer stopped), and in every case the context does not stay
- * attached to a dead thread: once the thread is reaped no session is
- * left, and after the last round perf gets the PMU again. The loader runs
- * on CPU 0, the killer and the tracee on CPU 1, and both sides spin for
- * delays that vary from round to round, so that the kill and the exit
- * land on every part of the load.
+ * A load racing the SIGKILL of its stopped tracee: the load succeeds (the
+ * tracee then dies after it), or fails with EBUSY (the thread is exiting)
+ * or ESRCH (it is no longer stopped), and in every case the context does
+ * not stay attached to a dead thread: once the thread is reaped no
+ * session is left, and after the last round perf gets the PMU again. The
+ * loader runs on CPU 0, the killer and the tracee on CPU 1, and both
+ * sides spin for delays that vary from round to round, so that the kill
+ * and the exit land on every part of the load. 10,000 rounds by default.
  */
-#define RACE_ROUNDS	1000
+#define RACE_ROUNDS	10000
 #define RACE_ENV	"PFM_RACE_ROUNDS"
 
 struct race {
