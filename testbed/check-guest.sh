@@ -23,10 +23,16 @@
 # checks that nothing was left counting, counts, and restarts with
 # contexts counting (guest/kexec.c).
 #
-# A LABEL that starts with lockup boots an initramfs without the selftests
-# and with the NMI watchdog on: guest/lockup.c counts on CPU 0 and hard-locks
-# CPU 1 (LKDTM); the detector, run by perfmon while it holds the PMU, must
-# report it (parse-log.py expects that report and nothing else).
+# A LABEL that starts with lockup boots an initramfs of its own with the
+# NMI watchdog on (guest/lockup.sh): libpfm_examples_test and pfm_count -t
+# and -i on pfm-threads (exact, demo/threads-check.sh) count with the
+# detector on, then guest/lockup.c hard-locks CPU 1 (LKDTM) and the
+# detector must report it (parse-log.py expects that report and nothing
+# else). Held mode: a context counts on CPU 0 throughout, the detector runs
+# on perfmon's counter. The boots named in LOCKUP_HANDOVER_BOOTS run the
+# handover mode instead: an unprivileged user attaches and detaches a
+# context on CPU 0 in a loop, each iteration handing the detector to
+# perfmon's counter and back to perf events.
 #
 # The boots named in WATCHDOG_BOOTS run with the NMI watchdog on
 # (nmi_watchdog=1; run-guest.sh turns it off otherwise): the perfmon
@@ -58,8 +64,9 @@ INITRD_KEXEC=$CACHE/build/initramfs-kexec.cpio.gz
 STAGE_KEXEC=$CACHE/build/initramfs-kexec
 INITRD_LOCKUP=$CACHE/build/initramfs-lockup.cpio.gz
 STAGE_LOCKUP=$CACHE/build/initramfs-lockup
-GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon skylake:Skylake-Client,pmu=on:perfmon fam10h:Opteron_G3,pmu=on:perfmon fam17h:EPYC,pmu=on i386:Skylake-Client,pmu=on kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on}
+GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon skylake:Skylake-Client,pmu=on:perfmon fam10h:Opteron_G3,pmu=on:perfmon fam17h:EPYC,pmu=on i386:Skylake-Client,pmu=on kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on}
 WATCHDOG_BOOTS=${WATCHDOG_BOOTS:-skylake}
+LOCKUP_HANDOVER_BOOTS=${LOCKUP_HANDOVER_BOOTS:-lockup-core2 lockup-fam10h}
 # inherit_test's 10,000 create/exit cycles and ten fault-injection sweeps
 # of a clone take about 40 s under TCG, and lifecycle_test's stress of
 # contexts runs for a time it is given: the boot named here runs them in
@@ -107,7 +114,13 @@ log=$LOGDIR/kselftest-build.log
 	gcc -static -O2 -Wall -Wno-unused-function -isystem "$TEST_O/usr/include" \
 		-I "$BASE_REPO/tools/testing/selftests/perfmon" \
 		-o "$STAGE_LOCKUP/lockup/lockup" "$TESTBED/guest/lockup.c" &&
+	gcc -static -O2 -Wall -isystem "$TEST_O/usr/include" -o "$STAGE_LOCKUP/lockup/pfm_count" \
+		"$BASE_REPO/samples/perfmon/pfm_count.c" &&
+	gcc -static -O2 -Wall -pthread -o "$STAGE_LOCKUP/lockup/pfm-threads" \
+		"$TESTBED/demo/pfm-threads.c" &&
+	cp "$KSFT_INSTALL/perfmon/libpfm_examples_test" "$STAGE_LOCKUP/lockup/" &&
 	install -m 0755 "$TESTBED/guest/lockup.sh" "$STAGE_LOCKUP/lockup/lockup.sh" &&
+	install -m 0755 "$TESTBED/demo/threads-check.sh" "$STAGE_LOCKUP/lockup/threads-check.sh" &&
 	"$TESTBED/mkinitramfs.sh" "$INITRD_LOCKUP" "" "$STAGE_LOCKUP"
 } >"$log" 2>&1 || { result FAIL "guest: build the kselftests and the initramfs" "see $log"; exit 1; }
 
@@ -130,6 +143,7 @@ boot() {
 	kexec*) append="testbed.guest=/kexec/before.sh kunit.enable=0" ;;
 	lockup*) append="testbed.guest=/lockup/lockup.sh kunit.enable=0 nmi_watchdog=1" ;;
 	esac
+	case " $LOCKUP_HANDOVER_BOOTS " in *" $label "*) append="$append testbed.lockup=handover" ;; esac
 	case " $WATCHDOG_BOOTS " in *" $label "*) append="${append:+$append }nmi_watchdog=1" ;; esac
 	t0=$(date +%s)
 	if kept=$(cached_run "$key"); then
@@ -187,7 +201,7 @@ for run in $GUEST_RUNS; do
 		initrd=$INITRD_LOCKUP initrd_id=$lockup_id ;;
 	esac
 	key=guest-$( { files_id "$kernel" "${qemu:-$(command -v qemu-system-x86_64)}"
-		echo "$initrd_id $scripts_id $cpu|$tests|${GUEST_TIMEOUT:-900}|$INHERIT_FULL_BOOT|$WATCHDOG_BOOTS"; } | sha256sum | cut -c1-24)
+		echo "$initrd_id $scripts_id $label|$cpu|$tests|${GUEST_TIMEOUT:-900}|$INHERIT_FULL_BOOT|$WATCHDOG_BOOTS|$LOCKUP_HANDOVER_BOOTS"; } | sha256sum | cut -c1-24)
 	rm -f "$LOGDIR/parse-$label.out"
 	while [ "$(jobs -rp | wc -l)" -ge "$GUEST_JOBS" ]; do
 		wait -n

@@ -23,6 +23,7 @@ demo=$RUN/root/demo
 mkdir -p "$demo"
 make -C "$BASE_REPO" O="$TEST_O" -s headers
 cp "$TESTBED/demo/demo.sh" "$RUN/root/demo.sh"
+cp "$TESTBED/demo/threads-check.sh" "$demo/threads-check.sh"
 for prog in pfm-info pfm-count-loop pfm-threads; do
 	gcc -static -O2 -Wall -pthread -isystem "$TEST_O/usr/include" -o "$demo/$prog" \
 		"$TESTBED/demo/$prog.c" || stage_fail "" "the demo program $prog does not build"

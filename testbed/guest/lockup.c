@@ -1,19 +1,44 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * lockup: a hard lockup on CPU 1 is reported while perfmon holds the PMU,
- * for the test bed's lockup boot (nmi_watchdog=1; guest/lockup.sh).
+ * lockup [held|handover]: a hard lockup on CPU 1 is reported while perfmon
+ * uses the PMU, for the test bed's lockup boots (nmi_watchdog=1;
+ * guest/lockup.sh chooses the mode).
  *
- * A context counts on CPU 0, so that perfmon holds the PMU and the hard
- * lockup detector runs on the counter perfmon keeps for it. The detector's
- * threshold goes down to 1 s and hardlockup_panic up to 1 (both through
- * their sysctls, which reconfigure the detector while the context exists),
- * then a child on CPU 1 spins with interrupts disabled (LKDTM's HARDLOCKUP).
- * Only the detector can report that, from the NMI of perfmon's counter:
- * "Watchdog detected hard LOCKUP on cpu 1", then the panic, and QEMU
- * (-no-reboot) exits. The judge (parse-log.py) expects exactly that after
- * the line "PERFMON-EXPECT-HARD-LOCKUP cpu 1".
+ * held: a context counts on CPU 0 for the whole test, so that perfmon
+ * holds the PMU and the hard lockup detector runs on the counter perfmon
+ * keeps for it.
  *
- * Any check that fails first prints "PERFMON-GUEST: ERROR ..." and exits 1.
+ * handover: no context is held. A child on CPU 0, as uid 65534 (nobody),
+ * loops: create a context, program it, load it on itself, start, count a
+ * short loop, stop, unload, close. With no other context in the system
+ * every iteration is perfmon's first attach and its last detach, so two
+ * handovers of the detector: to perfmon's counter
+ * (hardlockup_detector_perf_lend()) and back to perf events. Once the loop
+ * has run for WARMUP_SECONDS and WARMUP_ITERATIONS, CPU 1 locks while the
+ * loop goes on: a user attaching and detaching in a loop must not keep
+ * the detector from reporting it. perfmon's debug statistics show the
+ * premise: CPU 0 resets its PMU once per iteration, at the first load
+ * after perfmon took the PMU. A user may do this with perf_event_paranoid
+ * 2 or less (the test kernel's default is 2: no
+ * SECURITY_PERF_EVENTS_RESTRICT) and unprivileged_reserve 1 (perfmon's
+ * default); both are checked first.
+ *
+ * Both: the detector's threshold goes down to 1 s and hardlockup_panic up
+ * to 1 (their sysctls, written as root), then a child on CPU 1 spins with
+ * interrupts disabled (LKDTM's HARDLOCKUP). Only the detector can report
+ * that, from the NMI of its counter: "Watchdog detected hard LOCKUP on
+ * cpu 1", then the panic, and QEMU (-no-reboot) exits. The judge
+ * (parse-log.py) expects exactly that after the line
+ * "PERFMON-EXPECT-HARD-LOCKUP cpu 1".
+ *
+ * A check that fails prints "PERFMON-GUEST: ERROR lockup: ..."; the
+ * judge fails on that line. The checks that the watchdog is on and has a
+ * counter do not stop the test: with the detector off (nmi_watchdog=0, a
+ * negative control) CPU 1 still locks, and the judge finds no report.
+ * While it waits for the report, the handover mode prints each second
+ * how many iterations the loop has done and how many NMIs CPU 1 took,
+ * and, once the loop has stopped for 3 s, where it waits in the kernel.
+ * Without a report in REPORT_SECONDS the boot ends with status 1.
  *
  * Built by check-guest.sh against the selftests' pfm_util.h and the uapi
  * headers of the test kernel.
@@ -21,13 +46,49 @@
 #define _GNU_SOURCE
 #include <sched.h>
 #include <time.h>
+#include <termios.h>
+#include <sys/mman.h>
 
 #include "pfm_util.h"
 
+#define WARMUP_SECONDS		2
+#define WARMUP_ITERATIONS	300
+/* the loop is too slow (or stuck) when it needs longer than this */
+#define WARMUP_MAX_SECONDS	60
+/* iterations of pfm_loop() that each handover iteration counts */
+#define HANDOVER_LOOP		10000
+/* how long CPU 0 waits for the report */
+#define REPORT_SECONDS		60
+
+/* The error, with errno's when a call failed (errno set). */
 static int fail(const char *what)
 {
-	printf("PERFMON-GUEST: ERROR lockup: %s (%s)\n", what, strerror(errno));
+	if (errno)
+		printf("PERFMON-GUEST: ERROR lockup: %s (%s)\n", what, strerror(errno));
+	else
+		printf("PERFMON-GUEST: ERROR lockup: %s\n", what);
 	fflush(stdout);
+	return 1;
+}
+
+/*
+ * No report came: end the boot here with guest/init's status 1 (0x10 | 1
+ * to QEMU's isa-debug-exit). CPU 1 stays locked, and both the exit of
+ * this process and reboot() wait for it forever (seen with the detector
+ * off), so that the boot would only end at its timeout.
+ */
+static int no_report(void)
+{
+	unsigned char status = 0x11;
+	int fd;
+
+	printf("PERFMON-GUEST: ERROR lockup: no report of the hard lockup in %d s\n",
+	       REPORT_SECONDS);
+	tcdrain(STDOUT_FILENO);
+	fd = open("/dev/port", O_WRONLY);
+	if (fd < 0 || pwrite(fd, &status, 1, 0xf4) != 1)
+		return fail("write the status to isa-debug-exit");
+	pause();
 	return 1;
 }
 
@@ -40,62 +101,362 @@ static int pin(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set);
 }
 
-int main(void)
+/* Seconds since boot, the clock of the kernel log's timestamps. */
+static double uptime(void)
 {
-	struct perf_event_attr attr;
-	struct pfm_pmu pmu;
-	char buf[256];
-	__u64 v0, v1;
-	time_t end;
-	pid_t pid;
-	int fd;
+	struct timespec ts;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (pin(0))
-		return fail("pin to CPU 0");
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The NMI watchdog runs and perfmon keeps a counter for it. */
+static void check_watchdog(void)
+{
+	char buf[256];
+
+	errno = 0;
 	if (pfm_file_read("/proc/sys/kernel/nmi_watchdog", buf, sizeof(buf)) < 0 ||
 	    buf[0] != '1')
-		return fail("the NMI watchdog is not on");
+		fail("the NMI watchdog is not on");
+	errno = 0;
 	if (pfm_file_read(PFM_SYSFS "/pmu_desc/kept", buf, sizeof(buf)) <= 1)
-		return fail("perfmon kept no counter for the NMI watchdog");
-	printf("lockup: perfmon keeps %s", buf);
+		fail("perfmon kept no counter for the NMI watchdog");
+	else
+		printf("lockup: perfmon keeps %s", buf);
+}
+
+/* A 1 s threshold, and a panic at the report: root only. */
+static int set_detector(void)
+{
+	if (pfm_file_write("/proc/sys/kernel/watchdog_thresh", "1") ||
+	    pfm_file_write("/proc/sys/kernel/hardlockup_panic", "1"))
+		return fail("set watchdog_thresh and hardlockup_panic");
+	return 0;
+}
+
+/*
+ * The event select of instructions at user level on this PMU, or 0. The
+ * contexts count on PMC0/PMD0 only: PMC0 is never the counter kept for
+ * the watchdog (the last general-purpose one), and on Core 2, which has
+ * two, it is the only one left.
+ */
+static __u64 insn_evtsel(void)
+{
+	struct pfm_pmu pmu = { 0 };
+	char buf[64];
+
+	if (pfm_read_sysfs("pmu_desc/model", buf, sizeof(buf)) <= 0)
+		return 0;
+	pmu.amd = !strncmp(buf, "AMD", 3);
+	return pfm_evtsel(&pmu, PFM_EV_INSN, PFM_EVT_USR);
+}
+
+/* PMC0 counts @evtsel into PMD0, from 0. */
+static int program(int fd, __u64 evtsel)
+{
+	struct pfarg_pmc pmc;
+
+	pfm_pmc_set(&pmc, 0, evtsel);
+	if (pfm_write_pmcs(fd, &pmc, 1))
+		return -1;
+	return pfm_write_pmd(fd, 0, 0);
+}
+
+/* A child that runs @body(@arg) and exits with what it returns: its pid. */
+static pid_t spawn(int (*body)(void *arg), void *arg)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(body(arg));
+	if (pid < 0)
+		fail("fork");
+	return pid;
+}
+
+/* On CPU 1, spin with interrupts disabled: does not return. */
+static int hard_lockup(void *unused)
+{
+	if (pin(1))
+		return fail("pin to CPU 1");
+	pfm_file_write("/sys/kernel/debug/provoke-crash/DIRECT", "HARDLOCKUP");
+	return fail("LKDTM's HARDLOCKUP returned");
+}
+
+static int lock_cpu1(void)
+{
+	printf("PERFMON-EXPECT-HARD-LOCKUP cpu 1\n");
+	return spawn(hard_lockup, NULL) < 0;
+}
+
+static int held(__u64 evtsel)
+{
+	struct perf_event_attr attr;
+	__u64 v0, v1;
+	time_t end;
+	int fd;
 
 	/* a context counting on CPU 0: perfmon holds the PMU from here on */
-	if (pfm_pmu_probe(&pmu))
-		return fail("no PMU perfmon drives");
 	fd = pfm_create(0);
-	if (fd < 0 || pfm_program(fd, &pmu, PFM_EVT_USR) ||
+	if (fd < 0 || program(fd, evtsel) ||
 	    pfm_load(fd, pfm_gettid()) || pfm_start(fd, NULL))
 		return fail("count on CPU 0");
 	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
 	errno = 0;
 	if (pfm_perf_open(&attr, 0, -1, -1) >= 0 || errno != EBUSY)
 		return fail("perf_event_open() did not get EBUSY from perfmon");
-
-	if (pfm_file_write("/proc/sys/kernel/watchdog_thresh", "1") ||
-	    pfm_file_write("/proc/sys/kernel/hardlockup_panic", "1"))
-		return fail("set watchdog_thresh and hardlockup_panic");
+	if (set_detector())
+		return 1;
 	if (pfm_read_pmd(fd, 0, &v0))
 		return fail("read PMD0");
-
-	printf("PERFMON-EXPECT-HARD-LOCKUP cpu 1\n");
-	pid = fork();
-	if (pid < 0)
-		return fail("fork");
-	if (pid == 0) {
-		if (pin(1))
-			_exit(fail("pin to CPU 1"));
-		/* does not return: CPU 1 spins with interrupts disabled */
-		pfm_file_write("/sys/kernel/debug/provoke-crash/DIRECT", "HARDLOCKUP");
-		_exit(fail("LKDTM's HARDLOCKUP returned"));
-	}
+	if (lock_cpu1())
+		return 1;
 
 	/* CPU 0 goes on counting until the panic ends the boot */
-	end = time(NULL) + 300;
+	end = time(NULL) + REPORT_SECONDS;
 	while (time(NULL) < end)
 		pfm_loop(1000000);
 	if (pfm_read_pmd(fd, 0, &v1) || v1 <= v0)
-		return fail("the context on CPU 0 stopped counting");
-	printf("PERFMON-GUEST: ERROR lockup: no report of the hard lockup in 300 s\n");
-	return 1;
+		fail("the context on CPU 0 stopped counting");
+	return no_report();
+}
+
+/* What the handover loop shares with its parent. */
+struct handover {
+	__u64 evtsel;			/* what the contexts count */
+	unsigned long iterations;	/* completed, written by the loop only */
+	__u64 insn;			/* what each iteration counts */
+	int failed;
+};
+
+/* Start, count pfm_loop(HANDOVER_LOOP), stop, read PMD0. */
+static int count_loop(int fd, __u64 *insn)
+{
+	if (pfm_start(fd, NULL))
+		return -1;
+	pfm_loop(HANDOVER_LOOP);
+	if (pfm_stop(fd))
+		return -1;
+	return pfm_read_pmd(fd, 0, insn);
+}
+
+/* The loop on CPU 0, as uid 65534: returns when a call fails. */
+static int handover_loop(void *arg)
+{
+	struct handover *h = arg;
+	const char *what = NULL;
+	__u64 insn;
+	char msg[160];
+	int fd;
+
+	if (pfm_drop_root(65534)) {
+		h->failed = 1;
+		return fail("drop root");
+	}
+	for (;;) {
+		fd = pfm_create(0);
+		if (fd < 0)
+			what = "create a context";
+		else if (program(fd, h->evtsel))
+			what = "program it";
+		else if (pfm_load(fd, pfm_gettid()))
+			what = "load it on itself";
+		else if (count_loop(fd, &insn))
+			what = "start, count, stop, read";
+		else if (pfm_unload_context(fd))
+			what = "unload it";
+		else if (close(fd))
+			what = "close it";
+		if (what)
+			break;
+		/* the same code counted each time: the same counts */
+		if (!h->iterations) {
+			h->insn = insn;
+		} else if (insn != h->insn) {
+			errno = 0;
+			snprintf(msg, sizeof(msg),
+				 "handover iteration %lu counted %llu instructions, the first %llu",
+				 h->iterations + 1, (unsigned long long)insn,
+				 (unsigned long long)h->insn);
+			h->failed = 1;
+			return fail(msg);
+		}
+		__atomic_store_n(&h->iterations, h->iterations + 1, __ATOMIC_RELEASE);
+	}
+	snprintf(msg, sizeof(msg), "handover iteration %lu as uid %d: %s",
+		 h->iterations + 1, (int)getuid(), what);
+	h->failed = 1;
+	return fail(msg);
+}
+
+/* cpu_resets of CPU 0 in perfmon's debug statistics, or -1. */
+static long cpu0_resets(void)
+{
+	char buf[4096], *row;
+	int col = 0, i;
+	char *tok;
+
+	if (pfm_file_read("/sys/kernel/debug/perfmon/stats", buf, sizeof(buf)) <= 0)
+		return -1;
+	row = strstr(buf, "\n0 ");
+	if (!row)
+		return -1;
+	*row++ = '\0';
+	/* the header: "cpu" and the names of the fields */
+	for (tok = strtok(buf, " "); tok && strcmp(tok, "cpu_resets");
+	     tok = strtok(NULL, " "))
+		col++;
+	if (!tok)
+		return -1;
+	tok = strtok(row, " \n");
+	for (i = 0; tok && i < col; i++)
+		tok = strtok(NULL, " \n");
+	return tok ? strtol(tok, NULL, 10) : -1;
+}
+
+/* NMIs CPU 1 took (/proc/interrupts), or -1. */
+static long cpu1_nmis(void)
+{
+	char buf[8192], *row;
+	long n0, n1;
+
+	if (pfm_file_read("/proc/interrupts", buf, sizeof(buf)) <= 0)
+		return -1;
+	row = strstr(buf, "NMI:");
+	if (!row || sscanf(row, "NMI: %ld %ld", &n0, &n1) != 2)
+		return -1;
+	return n1;
+}
+
+/* Where the loop waits in the kernel, for the log of a failure. */
+static void print_stack(pid_t pid)
+{
+	char path[64], buf[4096], *line;
+
+	snprintf(path, sizeof(path), "/proc/%d/stack", pid);
+	if (pfm_file_read(path, buf, sizeof(buf)) <= 0)
+		return;
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+		printf("lockup: handover:   %s\n", line);
+}
+
+static unsigned long iterations(struct handover *h)
+{
+	return __atomic_load_n(&h->iterations, __ATOMIC_ACQUIRE);
+}
+
+static int handover(__u64 evtsel)
+{
+	unsigned long n, n1, last = 0;
+	struct handover *h;
+	long r0, r;
+	double t0, t;
+	char buf[64];
+	int level, i, still = 0;
+	pid_t loop;
+
+	/* may an unprivileged user count at all, and take the PMU? */
+	level = pfm_paranoid_get();
+	if (pfm_file_read(PFM_SYSFS "/unprivileged_reserve", buf, sizeof(buf)) <= 0)
+		return fail("read unprivileged_reserve");
+	printf("lockup: handover: perf_event_paranoid %d, unprivileged_reserve %s",
+	       level, buf);
+	if (level > 2 || buf[0] != '1') {
+		errno = 0;
+		return fail("an unprivileged user may not take the PMU here");
+	}
+	if (set_detector())
+		return 1;
+
+	h = mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (h == MAP_FAILED)
+		return fail("mmap");
+	h->evtsel = evtsel;
+	r0 = cpu0_resets();
+	t0 = uptime();
+	loop = spawn(handover_loop, h);
+	if (loop < 0)
+		return 1;
+
+	do {
+		usleep(100000);
+		if (h->failed)
+			return 1;
+		n = iterations(h);
+		t = uptime() - t0;
+		if (t > WARMUP_MAX_SECONDS) {
+			errno = 0;
+			return fail("the handover loop is too slow");
+		}
+	} while (t < WARMUP_SECONDS || n < WARMUP_ITERATIONS);
+	r = cpu0_resets();
+	n1 = iterations(h);
+	printf("lockup: handover: %lu iterations as uid 65534 in %.1f s, each counted %llu user-level instructions (pfm_loop(%d): %d)\n",
+	       n, t, (unsigned long long)h->insn, HANDOVER_LOOP,
+	       PFM_LOOP_INSN * HANDOVER_LOOP + 2);
+	if (r0 < 0 || r < 0) {
+		printf("lockup: handover: no perfmon debug statistics (CONFIG_PERFMON_DEBUG)\n");
+	} else {
+		/*
+		 * The loop ran on while r and n1 were read: n iterations had
+		 * loaded their context, n1 + 1 at the most.
+		 */
+		printf("lockup: handover: CPU 0 reset its PMU %ld times in %lu to %lu iterations\n",
+		       r - r0, n, n1 + 1);
+		if (r - r0 < (long)n || r - r0 > (long)n1 + 1) {
+			errno = 0;
+			fail("the iterations did not each take the PMU");
+		}
+	}
+	if (h->insn < PFM_LOOP_INSN * HANDOVER_LOOP + 2) {
+		errno = 0;
+		fail("each iteration counted less than its loop");
+	}
+
+	printf("lockup: handover: CPU 1 locks after %lu iterations, at %.2f s, %ld NMIs on CPU 1\n",
+	       iterations(h), uptime(), cpu1_nmis());
+	if (lock_cpu1())
+		return 1;
+	/*
+	 * The loop goes on, on CPU 0, until the panic ends the boot (or it
+	 * failed and said so: the report is still expected).
+	 */
+	for (i = 0; i < REPORT_SECONDS; i++) {
+		sleep(1);
+		n = iterations(h);
+		printf("lockup: handover: %lu iterations at %.2f s, %ld NMIs on CPU 1\n",
+		       n, uptime(), cpu1_nmis());
+		/* once, when the loop has stopped for 3 s */
+		still = n == last ? still + 1 : 0;
+		last = n;
+		if (still == 3) {
+			printf("lockup: handover: the loop waits in iteration %lu at:\n",
+			       n + 1);
+			print_stack(loop);
+		}
+	}
+	return no_report();
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "held";
+	__u64 evtsel;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (pin(0))
+		return fail("pin to CPU 0");
+	check_watchdog();
+	evtsel = insn_evtsel();
+	if (!evtsel)
+		return fail("no PMU perfmon drives");
+	printf("lockup: mode %s\n", mode);
+	if (!strcmp(mode, "held"))
+		return held(evtsel);
+	if (!strcmp(mode, "handover"))
+		return handover(evtsel);
+	errno = EINVAL;
+	return fail("unknown mode");
 }
