@@ -28,7 +28,11 @@ FIXTURE_SETUP(example)
 {
 	self->fd = -1;
 	self->child = -1;
-	if (pfm_require_pmu(_metadata, &self->pmu))
+	/* the examples use PMC0 at most on Intel, PMC0 and PMC1 on AMD */
+	if (pfm_require_pmu_gp(_metadata, &self->pmu, 1))
+		return;
+	if (self->pmu.nr_fixed < 2 &&
+	    pfm_require_pmu_gp(_metadata, &self->pmu, 2))
 		return;
 }
 
