@@ -29,13 +29,12 @@
 # detector on, then guest/lockup.c hard-locks CPU 1 (LKDTM) and the
 # detector must report it (parse-log.py expects that report and nothing
 # else). Held mode: a context counts on CPU 0 throughout, the detector runs
-# on perfmon's counter. The boots named in LOCKUP_HANDOVER_BOOTS (none by
-# default) run the handover mode instead: an unprivileged user attaches and
-# detaches a context on CPU 0 in a loop, each iteration handing the
-# detector to perfmon's counter and back to perf events. That mode shows a
-# defect of the series that is not fixed yet: the lockup went unreported in
-# 12 of 19 such boots, CPU 1 having locked up while a handover had its
-# detector stopped (LOCKUP_HANDOVER_BOOTS=lockup-fam10h to see it).
+# on perfmon's counter. The boots named in LOCKUP_HANDOVER_BOOTS run the
+# handover mode instead: an unprivileged user attaches and detaches a
+# context on CPU 0 in a loop, each iteration handing the detector to
+# perfmon's counter and back to perf events, so that CPU 1 locks up in the
+# middle of handovers (before the handover watched the CPUs it waits for,
+# the lockup went unreported in 12 of 19 such boots).
 #
 # The boots named in WATCHDOG_BOOTS run with the NMI watchdog on
 # (nmi_watchdog=1; run-guest.sh turns it off otherwise): the perfmon
@@ -69,7 +68,7 @@ INITRD_LOCKUP=$CACHE/build/initramfs-lockup.cpio.gz
 STAGE_LOCKUP=$CACHE/build/initramfs-lockup
 GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon skylake:Skylake-Client,pmu=on:perfmon fam10h:Opteron_G3,pmu=on:perfmon fam17h:EPYC,pmu=on i386:Skylake-Client,pmu=on kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on}
 WATCHDOG_BOOTS=${WATCHDOG_BOOTS:-skylake}
-LOCKUP_HANDOVER_BOOTS=${LOCKUP_HANDOVER_BOOTS-}
+LOCKUP_HANDOVER_BOOTS=${LOCKUP_HANDOVER_BOOTS-lockup-core2 lockup-fam10h}
 # inherit_test's 10,000 create/exit cycles and ten fault-injection sweeps
 # of a clone take about 40 s under TCG, and lifecycle_test's stress of
 # contexts runs for a time it is given: the boot named here runs them in
