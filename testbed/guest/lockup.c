@@ -143,12 +143,10 @@ static int set_detector(void)
  */
 static __u64 insn_evtsel(void)
 {
-	struct pfm_pmu pmu = { 0 };
-	char buf[64];
+	struct pfm_pmu pmu;
 
-	if (pfm_read_sysfs("pmu_desc/model", buf, sizeof(buf)) <= 0)
+	if (pfm_pmu_probe(&pmu))
 		return 0;
-	pmu.amd = !strncmp(buf, "AMD", 3);
 	return pfm_evtsel(&pmu, PFM_EV_INSN, PFM_EVT_USR);
 }
 
