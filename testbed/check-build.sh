@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # check-build.sh RESULTS: every patch of the series builds on its own, and
-# the final tree builds as the test kernel, with CONFIG_PERFMON disabled
-# and as a 32-bit (i386) kernel.
+# the final tree builds as the test kernel, with CONFIG_PERFMON disabled,
+# as a 32-bit (i386) kernel and as the sanitizer kernel (KASAN, UBSAN,
+# KFENCE).
 #
 # The states of the tree come from $CACHE/check/commits (check-series.sh).
 # They are checked out one after the other in a worktree of $BASE_REPO
@@ -27,6 +28,12 @@
 # Without CONFIG_PERFMON, the final tree is built from the smallest
 # configuration that compiles every hook (noperfmon.config on tinyconfig):
 # that build is a compile and link check, nothing boots it.
+#
+# The sanitizer kernel is the test configuration plus testbed/kasan.config
+# (generic inline KASAN, UBSAN, KFENCE), built into $CACHE/build/kasan;
+# the "kasan" guest of check-guest.sh boots it. It is the most expensive
+# build (KASAN doubles the compile time of every object), so it goes last
+# but one, in the background with the others, and is stamp-cached like them.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -41,11 +48,12 @@ if [ ! -s "$commits" ]; then
 fi
 
 cfg_hash=$(cat "$TESTBED/build-kernel.sh" "$TESTBED/kernel.config" "$TESTBED/noperfmon.config" \
-	"$TESTBED/i386.config" "$TESTBED/states.config" | sha256sum | cut -c1-16)
+	"$TESTBED/i386.config" "$TESTBED/states.config" "$TESTBED/kasan.config" | sha256sum | cut -c1-16)
 mkdir -p "$CACHE/stamps"
 TEST_O=$CACHE/build/test
 NOPFM_O=$CACHE/build/noperfmon
 I386_O=$CACHE/build/i386
+KASAN_O=$CACHE/build/kasan
 STATES_O=$CACHE/build/states
 STATES_SRC=$CACHE/src/states
 
@@ -144,10 +152,10 @@ else
 fi
 [ "$failed" = no ] || exit 1
 
-# The final tree as i386 (then FILE, if given, is created) and without
-# perfmon.
+# The final tree as i386 (then I386_FILE, if given, is created), with the
+# sanitizers (then KASAN_FILE) and without perfmon.
 extra_builds() {
-	local t0
+	local t0 t1
 
 	t0=$(date +%s)
 	if build_state "$last_commit" "$last_tree" "$I386_O" i386 "$BASE_REPO" "$TESTBED/i386.config"; then
@@ -161,6 +169,20 @@ extra_builds() {
 		result FAIL "build final tree as a 32-bit kernel" "see $LOGDIR/build-i386-${last_tree:0:12}.log"
 	fi
 	[ -z "${1:-}" ] || touch "$1"
+	t1=$(date +%s)
+	if build_state "$last_commit" "$last_tree" "$KASAN_O" kasan "$BASE_REPO" "$TESTBED/kasan.config"; then
+		if grep -q '^CONFIG_KASAN=y' "$KASAN_O/.config" &&
+		   grep -q '^CONFIG_UBSAN=y' "$KASAN_O/.config" &&
+		   grep -q '^CONFIG_PERFMON=y' "$KASAN_O/.config"; then
+			result PASS "build final tree with KASAN, UBSAN and KFENCE"
+		else
+			result FAIL "build final tree with KASAN, UBSAN and KFENCE" "CONFIG_KASAN, CONFIG_UBSAN or CONFIG_PERFMON is not set"
+		fi
+	else
+		result FAIL "build final tree with KASAN, UBSAN and KFENCE" "see $LOGDIR/build-kasan-${last_tree:0:12}.log"
+	fi
+	[ "$(($(date +%s) - t1))" -lt 2 ] || msg "  built the final tree with KASAN ($(($(date +%s) - t1)) s)"
+	[ -z "${2:-}" ] || touch "$2"
 	if KERNEL_FRAGMENT= build_state "$last_commit" "$last_tree" "$NOPFM_O" noperfmon "$BASE_REPO" \
 		"$TESTBED/noperfmon.config"; then
 		if grep -q '^CONFIG_PERFMON=y' "$NOPFM_O/.config"; then
@@ -171,23 +193,24 @@ extra_builds() {
 	else
 		result FAIL "build final tree without CONFIG_PERFMON" "see $LOGDIR/build-noperfmon-${last_tree:0:12}.log"
 	fi
-	msg "  built the final tree as i386 and without CONFIG_PERFMON ($(($(date +%s) - t0)) s)"
+	msg "  built the final tree as i386, with KASAN and without CONFIG_PERFMON ($(($(date +%s) - t0)) s)"
 }
 
 # Leave the source at the final state for the guest stage.
 git -C "$BASE_REPO" checkout -q -f --detach "$last_commit"
 
-# When the guest stage follows (CHECK_STAGES, from check.sh), these two
+# When the guest stage follows (CHECK_STAGES, from check.sh), these three
 # builds run in the background at the lowest priority while the PMU proof
 # and the guests run: a TCG guest keeps about 1.2 of the 2 CPUs busy.
-# The i386 kernel comes first: check-guest.sh waits for it before it boots
-# it, and check.sh for both before its summary (wait_extra_builds, lib.sh).
+# The i386 kernel comes first, then the KASAN one: check-guest.sh waits for
+# each before it boots it (it boots the kasan guest last), and check.sh for
+# all of them before its summary (wait_extra_builds, lib.sh).
 if [[ " ${CHECK_STAGES:-} " == *" guest "* ]]; then
 	: >"$LOGDIR/extra-builds.pending"
-	msg "  the builds without CONFIG_PERFMON and as i386 go on in the background"
+	msg "  the builds as i386, with KASAN and without CONFIG_PERFMON go on in the background"
 	(
 		renice -n 9 "$BASHPID" >/dev/null
-		extra_builds "$LOGDIR/extra-builds.i386"
+		extra_builds "$LOGDIR/extra-builds.i386" "$LOGDIR/extra-builds.kasan"
 		touch "$LOGDIR/extra-builds.done"
 	) </dev/null &
 else

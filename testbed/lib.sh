@@ -123,13 +123,14 @@ keep_run() {
 	rm -rf "$d" && mkdir -p "$d" && cp "$@" "$d"/ && date -u +%FT%TZ >"$d/done"
 }
 
-# wait_extra_builds LOGDIR [i386]: wait for the builds check-build.sh left
-# running in the background (the final tree as i386, and without perfmon),
-# or for the i386 one only.
+# wait_extra_builds LOGDIR [i386|kasan]: wait for the builds check-build.sh
+# left running in the background (the final tree as i386, with KASAN, and
+# without perfmon), or for the i386 or the KASAN one only.
 wait_extra_builds() {
 	local done=$1/extra-builds.done
 
 	[ "${2:-}" = i386 ] && done=$1/extra-builds.i386
+	[ "${2:-}" = kasan ] && done=$1/extra-builds.kasan
 	while [ -e "$1/extra-builds.pending" ] && [ ! -e "$done" ] &&
 	      [ ! -e "$1/extra-builds.done" ]; do
 		sleep 5
