@@ -14,7 +14,9 @@ Counts
     with a failure code but printed no "not ok" counts as one failure; a
     "1..N" plan with fewer results counts the missing ones as failures;
 and fails on kernel warnings/oopses/lockdep/RCU reports, kmemleak
-"unreferenced object"s, and a guest that never printed
+"unreferenced object"s, sanitizer reports (KASAN "BUG: KASAN: ...",
+"KASAN: null-ptr-deref ..."; UBSAN "UBSAN: ..."; KFENCE "BUG: KFENCE:
+..."), and a guest that never printed
 "PERFMON-GUEST: done" (timeout, panic, hang).
 
 A guest that prints "PERFMON-EXPECT-HARD-LOCKUP cpu N" (the lockup boot)
@@ -63,7 +65,17 @@ KERNEL_BAD = [
         r"sleeping function called from invalid context",
         r"DEBUG_LOCKS_WARN_ON",
         r"unreferenced object 0x",
+        # the sanitizer kernel (kasan.config): "BUG: KASAN: slab-use-
+        # after-free in f+0x..", the "KASAN: null-ptr-deref in range" line of
+        # a general protection fault, "UBSAN: shift-out-of-bounds in f.c:N",
+        # "BUG: KFENCE: use-after-free read in f+0x.."; their init lines
+        # are lower case ("kasan: KernelAddressSanitizer initialized",
+        # "kfence: initialized")
+        r"BUG: KASAN:",
+        r"\bKASAN: ",
         r"UBSAN:",
+        r"BUG: KFENCE:",
+        r"\bKFENCE: ",
         r"detected stall",
         r"blocked for more than \d+ seconds",
         r"ODEBUG:",
