@@ -564,34 +564,46 @@ void pfm_family_drop(struct pfm_context *ctx)
  */
 int __pfm_fork(struct task_struct *p, u64 clone_flags)
 {
-	struct pfm_context *ctx, *root, *f;
+	struct pfm_context *ctx, *root, *f = NULL;
 	struct pfm_family *fam;
 	int ret = 0;
 
 	/*
-	 * The context of the caller can only be attached or detached by the
-	 * caller itself, or by its tracer while it is stopped: it stays, and
-	 * keeps the context it follows.
+	 * The caller's own context stays while it runs, but a follower can
+	 * be detached and freed at any time by the unload or the close of
+	 * the context it follows: hold that context, which every follower
+	 * references until it is freed, and look again under its mutex,
+	 * which the unload and the close hold.
 	 */
-	ctx = rcu_dereference_protected(current->pfm_context, true);
-	root = ctx->root ?: ctx;
+	rcu_read_lock();
+	ctx = rcu_dereference(current->pfm_context);
+	root = ctx ? ctx->root ?: ctx : NULL;
+	if (root && !refcount_inc_not_zero(&root->refs))
+		root = NULL;
+	rcu_read_unlock();
+	if (!root)
+		return 0;
+
 	fam = root->fam;
 	if (!fam || (p->flags & (PF_KTHREAD | PF_USER_WORKER)))
-		return 0;
+		goto put;
 	if ((root->flags & PFM_FL_INHERIT_THREAD) && !(clone_flags & CLONE_THREAD))
-		return 0;
+		goto put;
 
 	f = pfm_context_alloc(root->flags);
-	if (!f)
-		return -ENOMEM;
+	if (!f) {
+		ret = -ENOMEM;
+		goto put;
+	}
 
 	mutex_lock(&root->mutex);
-	if (!fam->alive || ctx->state != PFM_CTX_LOADED)
-		goto out;
+	if (!fam->alive || rcu_access_pointer(current->pfm_context) != ctx ||
+	    ctx->state != PFM_CTX_LOADED)
+		goto unlock;
 	/* does not take the PMU: the context of the caller holds it */
 	ret = pfm_session_get();
 	if (ret)
-		goto out;
+		goto unlock;
 
 	memcpy(f->pmcs, root->pmcs, sizeof(f->pmcs));
 	f->used_pmcs = root->used_pmcs;
@@ -601,21 +613,23 @@ int __pfm_fork(struct task_struct *p, u64 clone_flags)
 	f->started = fam->started;
 	f->state = PFM_CTX_LOADED;
 	f->task = get_task_struct(p);
-	refcount_inc(&root->refs);
+	/* the reference taken above */
 	f->root = root;
 
+	/* attached before it is listed: the drop of the family detaches it */
+	rcu_assign_pointer(p->pfm_context, f);
+	arch_pfm_ctxsw_enable(p);
 	raw_spin_lock_irq(&fam->lock);
 	list_add_tail(&f->fam_node, &fam->followers);
 	WRITE_ONCE(fam->nr_followers, fam->nr_followers + 1);
 	raw_spin_unlock_irq(&fam->lock);
 	mutex_unlock(&root->mutex);
-
-	rcu_assign_pointer(p->pfm_context, f);
-	arch_pfm_ctxsw_enable(p);
 	return 0;
-out:
+unlock:
 	mutex_unlock(&root->mutex);
 	pfm_context_put(f);
+put:
+	pfm_context_put(root);
 	return ret;
 }
 

@@ -16,8 +16,10 @@
  * Who may count follows perf_events: the same perf_event_paranoid levels,
  * capabilities and LSM hook decide whether a user may use perfmon at all
  * (here, at creation) and whether a PMC may count the kernel (regs.c).
- * Taking the PMU locks perf_events out for the whole machine, so root may
- * also keep it for the privileged: unprivileged_reserve.
+ * Taking the PMU locks perf_events, KVM's virtual PMUs and an NMI watchdog
+ * started later out for the whole machine: by default only a caller with
+ * CAP_PERFMON may attach a context, unless root lets every user who may
+ * count do it (unprivileged_reserve).
  */
 
 #include <linux/capability.h>
@@ -38,10 +40,10 @@ u64 pfm_pmu_counters __ro_after_init;
 u64 pfm_pmc_pmds[PFM_MAX_HW_PMCS] __ro_after_init;
 
 atomic_t pfm_task_sessions = ATOMIC_INIT(0);
-unsigned long pfm_pmu_gen;
+atomic64_t pfm_pmu_gen = ATOMIC64_INIT(0);
 unsigned int pfm_arg_mem_max = PAGE_SIZE;
 kgid_t pfm_task_group = INVALID_GID;
-bool pfm_unprivileged_reserve = true;
+bool pfm_unprivileged_reserve;
 bool pfm_debug;
 
 static DEFINE_MUTEX(pfm_session_mutex);
@@ -106,7 +108,7 @@ int pfm_session_get(void)
 			pr_info_once("perfmon: the PMU is in use by perf_events\n");
 		else
 			/* every CPU resets its PMU before it next uses it */
-			WRITE_ONCE(pfm_pmu_gen, pfm_pmu_gen + 1);
+			atomic64_inc(&pfm_pmu_gen);
 	}
 	if (!ret)
 		atomic_inc(&pfm_task_sessions);

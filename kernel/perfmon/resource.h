@@ -36,8 +36,8 @@ DECLARE_STATIC_CALL(pfm_rdpmc_users, *pfm_pmu->rdpmc_users);
 
 /* Number of contexts attached to a thread. */
 extern atomic_t pfm_task_sessions;
-/* Incremented each time perfmon takes the PMU. */
-extern unsigned long pfm_pmu_gen;
+/* Incremented each time perfmon takes the PMU: never 0 again, nor wraps. */
+extern atomic64_t pfm_pmu_gen;
 /* Largest vector argument, in bytes: a page to KMALLOC_MAX_SIZE. */
 extern unsigned int pfm_arg_mem_max;
 /* Group allowed to create contexts; INVALID_GID for everyone. */

@@ -63,7 +63,7 @@ struct pfm_cpu {
 	unsigned long		stale_until;
 	bool			busy;
 	bool			rdpmc;
-	unsigned long		gen;
+	u64			gen;
 	u64			dirty;
 	u64			pmcs[PFM_MAX_HW_PMCS];
 };
@@ -312,7 +312,7 @@ static void pfm_load(struct pfm_context *ctx)
 	int cpu = smp_processor_id();
 	unsigned int readers;
 	unsigned long i;
-	u64 pmds;
+	u64 gen, pmds;
 
 	if (unlikely(READ_ONCE(pfm_halted)))
 		return;
@@ -324,9 +324,10 @@ static void pfm_load(struct pfm_context *ctx)
 	 * The first use of this CPU's PMU since perfmon took it: whatever
 	 * its other user left there goes, and no context's values are left.
 	 */
-	if (unlikely(pc->gen != READ_ONCE(pfm_pmu_gen))) {
+	gen = atomic64_read(&pfm_pmu_gen);
+	if (unlikely(pc->gen != gen)) {
 		static_call(pfm_reset)();
-		pc->gen = READ_ONCE(pfm_pmu_gen);
+		pc->gen = gen;
 		pc->act++;
 		pc->dirty = 0;
 		memset(pc->pmcs, 0, sizeof(pc->pmcs));
@@ -630,8 +631,12 @@ int pfm_interrupt(void)
 	if (READ_ONCE(pc->busy))
 		return 1;
 
+	/*
+	 * Whatever started says: pfm_stop() clears it before the context
+	 * leaves a CPU where it runs, and its counters count until then.
+	 */
 	ctx = READ_ONCE(pc->ctx);
-	if (ctx && ctx->started) {
+	if (ctx) {
 		cand = pfm_counting_pmds(ctx) & ~ctx->no_emul64;
 		pfm_for_each_reg(i, cand) {
 			u64 hw = static_call(pfm_read_pmd)(i);

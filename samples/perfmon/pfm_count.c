@@ -285,6 +285,10 @@ static int count_thread(struct counts *c, int fd, pid_t tid)
 		if (errno == EBUSY)
 			fprintf(stderr,
 				"pfm_count: the PMU is in use by perf_events (is the NMI watchdog on?)\n");
+		else if (errno == EACCES)
+			fprintf(stderr,
+				"pfm_count: holding the PMU needs CAP_PERFMON, or 1 in %sunprivileged_reserve (written by root)\n",
+				PFM_SYSFS);
 		else
 			fprintf(stderr, "pfm_count: counting thread %d: %s\n",
 				tid, strerror(errno));

@@ -28,6 +28,8 @@
 static struct pfm_x86_pmu pfm_x86 __ro_after_init;
 /* Under the core's reservation mutex: see pfm_x86_reserve(). */
 static bool pfm_x86_nmi_registered;
+/* perfmon holds the PMU: every overflow interrupt is its own. */
+static bool pfm_x86_held;
 
 /*
  * The NMI watchdog. The perf hard lockup detector holds a counter on every
@@ -171,6 +173,12 @@ static void pfm_x86_reset(void)
 {
 	unsigned int i;
 
+	/*
+	 * Zero the counters perf_events' events left values in, and make perf
+	 * forget them: it zeroes them at each switch to a task allowed to use
+	 * RDPMC, and they are about to hold perfmon's values.
+	 */
+	perf_clear_dirty_counters();
 	pfm_x86_disable();
 	for (i = 0; i < pfm_x86.pmu.num_pmcs; i++)
 		if (pfm_x86.pmc[i].type & PFM_REG_IMPL)
@@ -191,6 +199,7 @@ static void pfm_x86_give(void)
 {
 	unsigned int i;
 
+	WRITE_ONCE(pfm_x86_held, false);
 	for (i = 0; i < pfm_x86.num_gp; i++) {
 		release_evntsel_nmi(pfm_x86.pmc[i].addr);
 		release_perfctr_nmi(pfm_x86.pmd[i].addr);
@@ -297,16 +306,51 @@ static bool pfm_x86_wd_nmi(struct pt_regs *regs)
 	return true;
 }
 
+/*
+ * Acknowledge the counter overflows that the global status shows, and
+ * return them: none without a global status (AMD before PerfMonV2).
+ */
+static u64 pfm_x86_ack_status(void)
+{
+	u64 status = 0, mask = GENMASK_ULL(pfm_x86.num_gp - 1, 0);
+
+	if (pfm_x86.flags & PFM_X86_INTEL_GLOBAL) {
+		if (pfm_x86.num_fixed)
+			mask |= GENMASK_ULL(INTEL_PMC_IDX_FIXED + pfm_x86.num_fixed - 1,
+					    INTEL_PMC_IDX_FIXED);
+		rdmsrl(MSR_CORE_PERF_GLOBAL_STATUS, status);
+		status &= mask;
+		if (status)
+			wrmsrl(MSR_CORE_PERF_GLOBAL_OVF_CTRL, status);
+	} else if (pfm_x86.flags & PFM_X86_AMD_GLOBAL) {
+		rdmsrl(MSR_AMD64_PERF_CNTR_GLOBAL_STATUS, status);
+		status &= mask;
+		if (status)
+			wrmsrl(MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_CLR, status);
+	}
+	return status;
+}
+
+/*
+ * While perfmon holds the PMU, every counter overflow is its own, whether
+ * the watchdog's counter or a live context's counter raised it, or a
+ * counter no context counts on now (a save folded it, or the interrupt
+ * came late). The global status is acknowledged first, then the counters
+ * are found by their values: one that overflows in between raises another
+ * interrupt. Intel masks LVTPC when it delivers a PMI: it is unmasked for
+ * every NMI meanwhile, as perf_events does, so that an overflow interrupt
+ * nobody claims does not silence the next ones.
+ */
 static int pfm_x86_nmi(unsigned int cmd, struct pt_regs *regs)
 {
-	bool wd = pfm_x86_wd_nmi(regs);
+	bool held = READ_ONCE(pfm_x86_held);
+	bool mine = held && pfm_x86_ack_status();
 
-	if (!pfm_interrupt() && !wd)
-		return NMI_DONE;
-	/* Intel masks LVTPC when it delivers a PMI */
-	if (pfm_x86.flags & PFM_X86_LVTPC_MASKS)
+	mine |= pfm_x86_wd_nmi(regs);
+	mine |= pfm_interrupt();
+	if ((held || mine) && (pfm_x86.flags & PFM_X86_LVTPC_MASKS))
 		apic_write(APIC_LVTPC, APIC_DM_NMI);
-	return NMI_HANDLED;
+	return mine ? NMI_HANDLED : NMI_DONE;
 }
 
 /*
@@ -338,6 +382,7 @@ static int pfm_x86_take(void)
 			goto fail;
 		pfm_x86_nmi_registered = true;
 	}
+	WRITE_ONCE(pfm_x86_held, true);
 	return 0;
 fail:
 	while (i--) {
