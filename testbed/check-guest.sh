@@ -8,7 +8,10 @@
 # GUEST_RUNS lists the boots as LABEL:QEMU-CPU[:TESTS] entries. A CPU with
 # pmu=on boots the QEMU with the emulated PMU that check-pmu.sh built; the
 # others boot stock QEMU, which has no PMU. TESTS, when given, limits the
-# boot to these kselftest collections (testbed.ksft= of guest/init).
+# boot to these kselftest collections or programs (testbed.ksft= of
+# guest/init: "perfmon" is a collection, "perfmon:attach_test" one program
+# of it; several are separated by commas, e.g.
+# perfmon:inherit_test,perfmon:lifecycle_test).
 #
 # The selftests are built twice: 64-bit as collection "perfmon" and
 # 32-bit (-m32, run through IA32_EMULATION) as collection "perfmon32".
@@ -36,6 +39,32 @@
 # middle of handovers (before the handover watched the CPUs it waits for,
 # the lockup went unreported in 12 of 19 such boots).
 #
+# A LABEL that starts with kasan boots the final tree built with the
+# sanitizers (testbed/kasan.config: KASAN, UBSAN, KFENCE; check-build.sh
+# builds it in the background and this script waits for it, so keep it
+# last): parse-log.py fails the boot on any "BUG: KASAN:", "UBSAN:" or
+# "BUG: KFENCE:" report. It runs the programs that create, inherit, load,
+# race and free contexts (inherit_test, lifecycle_test), with the short
+# settings of the other boots (KASAN_SETTINGS; about 6 minutes of TCG).
+#
+# A LABEL that starts with hotplug boots the test kernel with more
+# possible than online CPUs and the NMI watchdog on: QEMU -smp 4
+# (HOTPLUG_SMP) and "maxcpus=2" on the kernel command line (HOTPLUG_APPEND),
+# so that CPUs 2 and 3 are possible and present but never come online (no
+# worker of theirs ever runs). QEMU's -smp 2,maxcpus=4 does not do it: its
+# MADT lists CPUs 2 and 3 as disabled (hot-pluggable) entries of a revision
+# 1 table, which 6.12 counts only in a guest that knows it runs under a
+# hypervisor (acpi_is_processor_usable(); CONFIG_HYPERVISOR_GUEST is off,
+# and no Linux hypervisor driver knows TCG's CPUID signature), so that
+# kernel sees 2 possible CPUs ("Allowing 2 present CPUs plus 0 hotplug
+# CPUs"). The boot runs the programs that attach and detach contexts, hand the hard lockup
+# detector over, and take CPU 1 offline and back in between (attach_test
+# with its "wd" fixture, count_test with cpu_hotplug_exact). Anything that
+# walks the possible CPUs where it means the online ones (queues work
+# there, waits for it) hangs or reports a hard lockup of an offline CPU
+# here. It has a timeout of its own (HOTPLUG_TIMEOUT), shorter than
+# GUEST_TIMEOUT: a hang costs that much.
+#
 # The boots named in WATCHDOG_BOOTS run with the NMI watchdog on
 # (nmi_watchdog=1; run-guest.sh turns it off otherwise): the perfmon
 # suite must pass there too, with the counter perfmon keeps for it.
@@ -60,13 +89,14 @@ KSFT32_O=$CACHE/build/kselftest32
 KSFT32_INSTALL=$CACHE/build/kselftest32-install
 INITRD=$CACHE/build/initramfs.cpio.gz
 I386_BZIMAGE=$CACHE/build/i386/arch/x86/boot/bzImage
+KASAN_BZIMAGE=$CACHE/build/kasan/arch/x86/boot/bzImage
 INITRD32=$CACHE/build/initramfs32.cpio.gz
 STAGE32=$CACHE/build/initramfs32
 INITRD_KEXEC=$CACHE/build/initramfs-kexec.cpio.gz
 STAGE_KEXEC=$CACHE/build/initramfs-kexec
 INITRD_LOCKUP=$CACHE/build/initramfs-lockup.cpio.gz
 STAGE_LOCKUP=$CACHE/build/initramfs-lockup
-GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon skylake:Skylake-Client,pmu=on:perfmon fam10h:Opteron_G3,pmu=on:perfmon fam17h:EPYC,pmu=on i386:Skylake-Client,pmu=on kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on}
+GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon skylake:Skylake-Client,pmu=on:perfmon fam10h:Opteron_G3,pmu=on:perfmon fam17h:EPYC,pmu=on i386:Skylake-Client,pmu=on kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on hotplug:Skylake-Client,pmu=on:perfmon:attach_test,perfmon:count_test kasan:Skylake-Client,pmu=on:perfmon:inherit_test,perfmon:lifecycle_test}
 WATCHDOG_BOOTS=${WATCHDOG_BOOTS:-skylake}
 LOCKUP_HANDOVER_BOOTS=${LOCKUP_HANDOVER_BOOTS-lockup-core2 lockup-fam10h}
 # inherit_test's 10,000 create/exit cycles and ten fault-injection sweeps
@@ -76,6 +106,10 @@ LOCKUP_HANDOVER_BOOTS=${LOCKUP_HANDOVER_BOOTS-lockup-core2 lockup-fam10h}
 # of stress (environment variables of the tests, passed on the kernel
 # command line to /init).
 INHERIT_FULL_BOOT=${INHERIT_FULL_BOOT:-skylake}
+KASAN_SETTINGS=${KASAN_SETTINGS-PFM_INHERIT_CYCLES=1000 PFM_INHERIT_SWEEPS=1 PFM_RACE_ROUNDS=100 PFM_STRESS_SECONDS=10}
+HOTPLUG_SMP=${HOTPLUG_SMP:-4}
+HOTPLUG_APPEND=${HOTPLUG_APPEND-maxcpus=2 nmi_watchdog=1}
+HOTPLUG_TIMEOUT=${HOTPLUG_TIMEOUT:-600}
 
 bzimage=$TEST_O/arch/x86/boot/bzImage
 [ -f "$bzimage" ] || { result FAIL "guest: no test kernel" "the build stage failed"; exit 1; }
@@ -140,10 +174,16 @@ boot() {
 	local label=$1 cpu=$2 tests=$3 kernel=$4 initrd=$5 qemu=$6 key=$7
 	local glog=$LOGDIR/guest-$label.log keep=$LOGDIR/keep-$label t0 kept
 	local append=${tests:+testbed.ksft=$tests}
+	local smp=2 timeout=${GUEST_TIMEOUT:-900} settings
+	settings="PFM_INHERIT_CYCLES=1000 PFM_INHERIT_SWEEPS=1 PFM_RACE_ROUNDS=100 PFM_STRESS_SECONDS=10"
 
 	case "$label" in
 	kexec*) append="testbed.guest=/kexec/before.sh kunit.enable=0" ;;
 	lockup*) append="testbed.guest=/lockup/lockup.sh kunit.enable=0 nmi_watchdog=1" ;;
+	hotplug*)
+		append="$append${HOTPLUG_APPEND:+ $HOTPLUG_APPEND}"
+		smp=$HOTPLUG_SMP timeout=$HOTPLUG_TIMEOUT ;;
+	kasan*) settings=$KASAN_SETTINGS ;;
 	esac
 	case " $LOCKUP_HANDOVER_BOOTS " in *" $label "*) append="$append testbed.lockup=handover" ;; esac
 	case " $WATCHDOG_BOOTS " in *" $label "*) append="${append:+$append }nmi_watchdog=1" ;; esac
@@ -151,15 +191,15 @@ boot() {
 	if kept=$(cached_run "$key"); then
 		cp "$kept/guest.log" "$glog"
 		cp "$kept/parse.out" "$LOGDIR/parse-$label.out"
-		msg "  guest $label (-cpu $cpu${tests:+, $tests}): inputs unchanged since $(cat "$kept/done"), results reused, log $glog"
+		msg "  guest $label (-cpu $cpu -smp $smp${tests:+, $tests}): inputs unchanged since $(cat "$kept/done"), results reused, log $glog"
 		return 0
 	fi
-	[ "$label" = "$INHERIT_FULL_BOOT" ] ||
-		append="${append:+$append }PFM_INHERIT_CYCLES=1000 PFM_INHERIT_SWEEPS=1 PFM_RACE_ROUNDS=100 PFM_STRESS_SECONDS=10"
+	[ "$label" = "$INHERIT_FULL_BOOT" ] || [ -z "$settings" ] ||
+		append="${append:+$append }$settings"
 	"$TESTBED/run-guest.sh" ${qemu:+--qemu "$qemu"} --kernel "$kernel" --initrd "$initrd" --cpu "$cpu" \
-		${append:+--append "$append"} \
-		--log "$glog" --timeout "${GUEST_TIMEOUT:-900}" >"$LOGDIR/run-guest-$label.out" 2>&1
-	msg "  guest $label (-cpu $cpu${tests:+, $tests}): $(($(date +%s) - t0)) s, log $glog"
+		--smp "$smp" ${append:+--append "$append"} \
+		--log "$glog" --timeout "$timeout" >"$LOGDIR/run-guest-$label.out" 2>&1
+	msg "  guest $label (-cpu $cpu -smp $smp${tests:+, $tests}): $(($(date +%s) - t0)) s, log $glog"
 	if python3 "$TESTBED/parse-log.py" "$glog" >"$LOGDIR/parse-$label.out" 2>&1; then
 		mkdir -p "$keep" && cp "$glog" "$keep/guest.log" &&
 			cp "$LOGDIR/parse-$label.out" "$keep/parse.out" &&
@@ -197,13 +237,21 @@ for run in $GUEST_RUNS; do
 			rc=1
 			continue
 		fi ;;
+	kasan*)
+		kernel=$KASAN_BZIMAGE
+		wait_extra_builds "$LOGDIR" kasan
+		if [ ! -f "$kernel" ]; then
+			result FAIL "guest[$label] no KASAN kernel" "its build failed"
+			rc=1
+			continue
+		fi ;;
 	kexec*)
 		initrd=$INITRD_KEXEC initrd_id=$kexec_id ;;
 	lockup*)
 		initrd=$INITRD_LOCKUP initrd_id=$lockup_id ;;
 	esac
 	key=guest-$( { files_id "$kernel" "${qemu:-$(command -v qemu-system-x86_64)}"
-		echo "$initrd_id $scripts_id $label|$cpu|$tests|${GUEST_TIMEOUT:-900}|$INHERIT_FULL_BOOT|$WATCHDOG_BOOTS|$LOCKUP_HANDOVER_BOOTS"; } | sha256sum | cut -c1-24)
+		echo "$initrd_id $scripts_id $label|$cpu|$tests|${GUEST_TIMEOUT:-900}|$INHERIT_FULL_BOOT|$WATCHDOG_BOOTS|$LOCKUP_HANDOVER_BOOTS|$KASAN_SETTINGS|$HOTPLUG_SMP|$HOTPLUG_APPEND|$HOTPLUG_TIMEOUT"; } | sha256sum | cut -c1-24)
 	rm -f "$LOGDIR/parse-$label.out"
 	while [ "$(jobs -rp | wc -l)" -ge "$GUEST_JOBS" ]; do
 		wait -n
