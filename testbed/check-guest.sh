@@ -45,7 +45,9 @@
 # last): parse-log.py fails the boot on any "BUG: KASAN:", "UBSAN:" or
 # "BUG: KFENCE:" report. It runs the programs that create, inherit, load,
 # race and free contexts (inherit_test, lifecycle_test), with the short
-# settings of the other boots (KASAN_SETTINGS; about 6 minutes of TCG).
+# settings of the other boots but the 1,000 rounds of the race between a
+# clone and the unload or close of an inheriting context (KASAN_SETTINGS;
+# about 6 minutes of TCG).
 #
 # A LABEL that starts with hotplug boots the test kernel with more
 # possible than online CPUs and the NMI watchdog on: QEMU -smp 4
@@ -57,9 +59,9 @@
 # hypervisor (acpi_is_processor_usable(); CONFIG_HYPERVISOR_GUEST is off,
 # and no Linux hypervisor driver knows TCG's CPUID signature), so that
 # kernel sees 2 possible CPUs ("Allowing 2 present CPUs plus 0 hotplug
-# CPUs"). The boot runs the programs that attach and detach contexts, hand the hard lockup
-# detector over, and take CPU 1 offline and back in between (attach_test
-# with its "wd" fixture, count_test with cpu_hotplug_exact). Anything that
+# CPUs"). The boot runs attach_test, which attaches and detaches
+# contexts, hands the hard lockup detector over, and takes CPU 1 offline
+# and back in between (its "wd" fixture). Anything that
 # walks the possible CPUs where it means the online ones (queues work
 # there, waits for it) hangs or reports a hard lockup of an offline CPU
 # here. It has a timeout of its own (HOTPLUG_TIMEOUT), shorter than
@@ -96,7 +98,7 @@ INITRD_KEXEC=$CACHE/build/initramfs-kexec.cpio.gz
 STAGE_KEXEC=$CACHE/build/initramfs-kexec
 INITRD_LOCKUP=$CACHE/build/initramfs-lockup.cpio.gz
 STAGE_LOCKUP=$CACHE/build/initramfs-lockup
-GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon skylake:Skylake-Client,pmu=on:perfmon fam10h:Opteron_G3,pmu=on:perfmon fam17h:EPYC,pmu=on i386:Skylake-Client,pmu=on kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on hotplug:Skylake-Client,pmu=on:perfmon:attach_test,perfmon:count_test kasan:Skylake-Client,pmu=on:perfmon:inherit_test,perfmon:lifecycle_test}
+GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon skylake:Skylake-Client,pmu=on:perfmon fam10h:Opteron_G3,pmu=on:perfmon fam17h:EPYC,pmu=on i386:Skylake-Client,pmu=on kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on hotplug:Skylake-Client,pmu=on:perfmon:attach_test kasan:Skylake-Client,pmu=on:perfmon:inherit_test,perfmon:lifecycle_test}
 WATCHDOG_BOOTS=${WATCHDOG_BOOTS:-skylake}
 LOCKUP_HANDOVER_BOOTS=${LOCKUP_HANDOVER_BOOTS-lockup-core2 lockup-fam10h}
 # inherit_test's 10,000 create/exit cycles and ten fault-injection sweeps
@@ -106,7 +108,7 @@ LOCKUP_HANDOVER_BOOTS=${LOCKUP_HANDOVER_BOOTS-lockup-core2 lockup-fam10h}
 # of stress (environment variables of the tests, passed on the kernel
 # command line to /init).
 INHERIT_FULL_BOOT=${INHERIT_FULL_BOOT:-skylake}
-KASAN_SETTINGS=${KASAN_SETTINGS-PFM_INHERIT_CYCLES=1000 PFM_INHERIT_SWEEPS=1 PFM_RACE_ROUNDS=100 PFM_STRESS_SECONDS=10}
+KASAN_SETTINGS=${KASAN_SETTINGS-PFM_INHERIT_CYCLES=1000 PFM_INHERIT_SWEEPS=1 PFM_RACE_ROUNDS=100 PFM_STRESS_SECONDS=10 PFM_FOLLOW_RACE_ROUNDS=1000}
 HOTPLUG_SMP=${HOTPLUG_SMP:-4}
 HOTPLUG_APPEND=${HOTPLUG_APPEND-maxcpus=2 nmi_watchdog=1}
 HOTPLUG_TIMEOUT=${HOTPLUG_TIMEOUT:-600}
@@ -175,7 +177,7 @@ boot() {
 	local glog=$LOGDIR/guest-$label.log keep=$LOGDIR/keep-$label t0 kept
 	local append=${tests:+testbed.ksft=$tests}
 	local smp=2 timeout=${GUEST_TIMEOUT:-900} settings
-	settings="PFM_INHERIT_CYCLES=1000 PFM_INHERIT_SWEEPS=1 PFM_RACE_ROUNDS=100 PFM_STRESS_SECONDS=10"
+	settings="PFM_INHERIT_CYCLES=1000 PFM_INHERIT_SWEEPS=1 PFM_RACE_ROUNDS=100 PFM_STRESS_SECONDS=10 PFM_FOLLOW_RACE_ROUNDS=200"
 
 	case "$label" in
 	kexec*) append="testbed.guest=/kexec/before.sh kunit.enable=0" ;;

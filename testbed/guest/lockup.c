@@ -20,8 +20,10 @@
  * premise: CPU 0 resets its PMU once per iteration, at the first load
  * after perfmon took the PMU. A user may do this with perf_event_paranoid
  * 2 or less (the test kernel's default is 2: no
- * SECURITY_PERF_EVENTS_RESTRICT) and unprivileged_reserve 1 (perfmon's
- * default); both are checked first.
+ * SECURITY_PERF_EVENTS_RESTRICT), checked first, and unprivileged_reserve
+ * 1 (perfmon's default is 0: only CAP_PERFMON may attach), which the test
+ * sets as root before the loop starts and puts back if it fails before
+ * the lockup.
  *
  * Both: the detector's threshold goes down to 1 s and hardlockup_panic up
  * to 1 (their sysctls, written as root), then a child on CPU 1 spins with
@@ -288,6 +290,16 @@ static int handover_loop(void *arg)
 	return fail(msg);
 }
 
+/* unprivileged_reserve as the handover found it, "" once put back. */
+static char reserve[PFM_RESERVE_LEN];
+
+/* Put unprivileged_reserve back after a failure before the lockup. */
+static int restore_reserve(int ret)
+{
+	pfm_reserve_restore(reserve);
+	return ret;
+}
+
 /* cpu_resets of CPU 0 in perfmon's debug statistics, or -1. */
 static long cpu0_resets(void)
 {
@@ -354,39 +366,42 @@ static int handover(__u64 evtsel)
 	int level, i, still = 0;
 	pid_t loop;
 
-	/* may an unprivileged user count at all, and take the PMU? */
+	/* may an unprivileged user count at all? */
 	level = pfm_paranoid_get();
 	if (pfm_file_read(PFM_SYSFS "/unprivileged_reserve", buf, sizeof(buf)) <= 0)
 		return fail("read unprivileged_reserve");
 	printf("lockup: handover: perf_event_paranoid %d, unprivileged_reserve %s",
 	       level, buf);
-	if (level > 2 || buf[0] != '1') {
+	if (level > 2) {
 		errno = 0;
-		return fail("an unprivileged user may not take the PMU here");
+		return fail("an unprivileged user may not count here");
 	}
+	/* and take the PMU: not CAP_PERFMON's privilege for this test */
+	if (pfm_reserve_allow(reserve))
+		return fail("set unprivileged_reserve to 1");
 	if (set_detector())
-		return 1;
+		return restore_reserve(1);
 
 	h = mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (h == MAP_FAILED)
-		return fail("mmap");
+		return restore_reserve(fail("mmap"));
 	h->evtsel = evtsel;
 	r0 = cpu0_resets();
 	t0 = uptime();
 	loop = spawn(handover_loop, h);
 	if (loop < 0)
-		return 1;
+		return restore_reserve(1);
 
 	do {
 		usleep(100000);
 		if (h->failed)
-			return 1;
+			return restore_reserve(1);
 		n = iterations(h);
 		t = uptime() - t0;
 		if (t > WARMUP_MAX_SECONDS) {
 			errno = 0;
-			return fail("the handover loop is too slow");
+			return restore_reserve(fail("the handover loop is too slow"));
 		}
 	} while (t < WARMUP_SECONDS || n < WARMUP_ITERATIONS);
 	r = cpu0_resets();

@@ -30,14 +30,19 @@ FIXTURE(attach) {
 	int fd;
 	pid_t child;
 	int paranoid;		/* perf_event_paranoid to restore */
+	char reserve[PFM_RESERVE_LEN];	/* unprivileged_reserve to restore */
 };
 
 FIXTURE_SETUP(attach)
 {
 	self->fd = -1;
 	self->child = -1;
+	self->reserve[0] = '\0';
 	/* the unprivileged tests count at the user level, as perf allows */
 	self->paranoid = pfm_paranoid_set(2);
+	/* and load contexts: not CAP_PERFMON's privilege for these tests */
+	if (!geteuid())
+		pfm_reserve_allow(self->reserve);
 	if (pfm_require_pmu(_metadata, &self->pmu))
 		return;
 	self->fd = pfm_create(0);
@@ -50,6 +55,7 @@ FIXTURE_TEARDOWN(attach)
 	if (self->fd >= 0)
 		close(self->fd);
 	pfm_paranoid_restore(self->paranoid);
+	pfm_reserve_restore(self->reserve);
 }
 
 /* A child that stops itself under ptrace, then idles once continued. */
@@ -956,6 +962,13 @@ FIXTURE_SETUP(access)
 	if (geteuid())
 		SKIP(return, "needs root");
 	ASSERT_NE(0, start_paranoid[0]) TH_LOG("%s unreadable", PFM_PARANOID);
+	/*
+	 * The unprivileged cases load contexts: not CAP_PERFMON's privilege
+	 * here (the teardown and the end of the program put it back).
+	 */
+	ASSERT_NE(0, start_reserve[0]) TH_LOG("%s unreadable", RESERVE);
+	ASSERT_EQ(0, pfm_file_write(RESERVE, "1\n")) TH_LOG("%s: %s", RESERVE,
+							    strerror(errno));
 }
 
 FIXTURE_TEARDOWN(access)
@@ -1231,8 +1244,48 @@ static void expect_reserve(struct __test_metadata *_metadata,
 }
 
 /*
- * unprivileged_reserve: "1" by default, only "0" and "1" accepted, root
- * only; at "0" a load needs CAP_PERFMON (or CAP_SYS_ADMIN).
+ * unprivileged_reserve is 0 by default: as the kernel boots, a user
+ * without CAP_PERFMON may not take the PMU from perf_events. The value is
+ * the one this program found when it started (before any of its tests
+ * changed it: each puts it back), and the one every test finds. With it,
+ * uid 65534 gets EACCES from pfm_load_context() on itself; at 1 the same
+ * load succeeds and counts.
+ */
+TEST_F_TIMEOUT(access, unprivileged_reserve_default, 120)
+{
+	struct outcome o;
+
+	ASSERT_EQ(0, access(RESERVE, F_OK));
+	ksft_print_msg("unprivileged_reserve at the start of the program: %s",
+		       start_reserve);
+	EXPECT_STREQ("0\n", start_reserve) TH_LOG("default");
+	/* the fixture wrote 1: the default again */
+	ASSERT_EQ(0, pfm_file_write(RESERVE, start_reserve));
+	ASSERT_EQ(0, pfm_paranoid_write(2));
+	ASSERT_EQ(0, run_case(&self->pmu, CRED_UNPRIV, SELF_USR, 0, &o));
+	ASSERT_EQ(0, o.setup) TH_LOG("line %d: %s", o.setup,
+				     strerror(o.setup_err));
+	ksft_print_msg("unprivileged_reserve %.1s: uid 65534 got %s at %s\n",
+		       start_reserve, errname(o.pfm_err), step_names[o.step]);
+	EXPECT_EQ(EACCES, o.pfm_err) TH_LOG("default: %s at %s",
+					    errname(o.pfm_err),
+					    step_names[o.step]);
+	EXPECT_EQ(ST_LOAD, o.step) TH_LOG("failed at %s", step_names[o.step]);
+
+	ASSERT_EQ(0, pfm_file_write(RESERVE, "1\n"));
+	ASSERT_EQ(0, run_case(&self->pmu, CRED_UNPRIV, SELF_USR, 0, &o));
+	ASSERT_EQ(0, o.setup) TH_LOG("line %d: %s", o.setup,
+				     strerror(o.setup_err));
+	EXPECT_EQ(0, o.pfm_err) TH_LOG("reserve 1: %s at %s",
+				       errname(o.pfm_err), step_names[o.step]);
+	if (!o.pfm_err)
+		check_counts(_metadata, &o, 0, "reserve 1, uid 65534");
+}
+
+/*
+ * unprivileged_reserve: only "0" and "1" accepted, root only; at "0" a
+ * load needs CAP_PERFMON (or CAP_SYS_ADMIN). The default is
+ * unprivileged_reserve_default's.
  */
 TEST_F_TIMEOUT(access, unprivileged_reserve_knob, 120)
 {
@@ -1242,7 +1295,8 @@ TEST_F_TIMEOUT(access, unprivileged_reserve_knob, 120)
 	int err;
 
 	ASSERT_EQ(0, access(RESERVE, F_OK));
-	expect_reserve(_metadata, "1\n", "default");
+	/* the fixture's value */
+	expect_reserve(_metadata, "1\n", "set to 1");
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		expect_err(_metadata, pfm_file_write(RESERVE, bad[i]), EINVAL,
 			   bad[i]);

@@ -895,7 +895,9 @@ TEST_F(ctx, create_evtsets_errors)
 
 /* The knobs the tests change, saved before the first change. */
 #define KNOB_LEN	32
-enum knob { PARANOID, RDPMC, ARG_MEM_MAX, DEBUG, NMI_WATCHDOG, NR_KNOBS };
+enum knob {
+	PARANOID, RDPMC, ARG_MEM_MAX, DEBUG, NMI_WATCHDOG, RESERVE, NR_KNOBS
+};
 
 static const char * const knob_paths[NR_KNOBS] = {
 	[PARANOID]	= "/proc/sys/kernel/perf_event_paranoid",
@@ -903,6 +905,7 @@ static const char * const knob_paths[NR_KNOBS] = {
 	[ARG_MEM_MAX]	= PFM_SYSFS "/arg_mem_max",
 	[DEBUG]		= PFM_SYSFS "/debug",
 	[NMI_WATCHDOG]	= "/proc/sys/kernel/nmi_watchdog",
+	[RESERVE]	= PFM_SYSFS "/" PFM_RESERVE,
 };
 
 FIXTURE(rules) {
@@ -1213,6 +1216,8 @@ TEST_F(rules, rdpmc_others_counters_read_zero_unprivileged)
 {
 	/* Debian's 3 forbids contexts to unprivileged users */
 	ASSERT_EQ(0, knob_set(self->saved, PARANOID, "2\n"));
+	/* and unprivileged_reserve's default 0 their loads */
+	ASSERT_EQ(0, knob_set(self->saved, RESERVE, "1\n"));
 	others_read_zero(_metadata, &self->pmu, 1);
 }
 
@@ -1288,6 +1293,7 @@ TEST_F(rules, rdpmc_perf_leftovers_read_zero)
 	ASSERT_LT(0ULL, buf[2]) TH_LOG("the perf group never ran");
 
 	ASSERT_EQ(0, knob_set(self->saved, PARANOID, "2\n"));
+	ASSERT_EQ(0, knob_set(self->saved, RESERVE, "1\n"));
 	check_b(_metadata, &self->pmu, 1);
 }
 

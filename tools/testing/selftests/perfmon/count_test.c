@@ -1262,6 +1262,229 @@ TEST_F_TIMEOUT(count, rdpmc_kept_across_perf_rdpmc_changes, 120)
 }
 
 /*
+ * The values, not only the right to RDPMC, across changes of perf's rdpmc
+ * setting. perf leaves a "dirty" counter behind when a hardware event it
+ * scheduled on a CPU goes away, and clears its dirty counters when it
+ * turns RDPMC on for a task (perf_clear_dirty_counters()), which a change
+ * to 2 does on every CPU: a counter perfmon has taken since must not be
+ * one of them. So perf counts branch instructions on two general-purpose
+ * counters of the CPU, and closes them; then a context of a thread pinned
+ * to that CPU counts user-level instructions on PMD0 (GP counter 0), and
+ * between the parts of its loop the test writes 2, 1, 0 and the original
+ * value back to the rdpmc file, reading the 64-bit value after each with
+ * pfm_read_pmds() and, where the setting lets a self-monitoring thread,
+ * with RDPMC. Each value is checked against the loops counted so far (a
+ * bound for the code around them) and exactly: runs with n and 2n
+ * iterations per part differ by exactly the loops.
+ */
+#define RDPMC_PARTS	5
+/* user instructions around the loops of a run: the calls, the writes */
+#define RDPMC_SLACK	(1ULL << 20)
+
+static const char * const rdpmc_settings[RDPMC_PARTS] = {
+	NULL, "2\n", "1\n", "0\n", "" /* the original */
+};
+
+FIXTURE(rdpmc_values) {
+	struct pfm_pmu pmu;
+	char saved[16];		/* the rdpmc file, "" while unchanged */
+};
+
+FIXTURE_SETUP(rdpmc_values)
+{
+	self->saved[0] = '\0';
+	if (geteuid())
+		SKIP(return, "needs root");
+	if (pfm_require_pmu(_metadata, &self->pmu))
+		return;
+}
+
+/* In the parent: also after a test that died or ran out of time. */
+FIXTURE_TEARDOWN_PARENT(rdpmc_values)
+{
+	if (self->saved[0])
+		pfm_file_write(PFM_RDPMC_ATTR, self->saved);
+}
+
+/*
+ * perf counts branch instructions on two general-purpose counters of
+ * @cpu, in one group, then closes them: perf marks those counters dirty.
+ * 0, or the errno of the open.
+ */
+static int perf_leave_dirty(const struct pfm_pmu *pmu, int cpu)
+{
+	struct perf_event_attr attr;
+	int fds[2], i, err = 0;
+
+	for (i = 0; i < 2; i++) {
+		if (i == 0)
+			pfm_perf_attr(&attr, PERF_TYPE_HARDWARE,
+				      PERF_COUNT_HW_BRANCH_INSTRUCTIONS);
+		else
+			/* the same event, raw: a GP counter again */
+			pfm_perf_attr(&attr, PERF_TYPE_RAW,
+				      pfm_evtsel(pmu, PFM_EV_BRANCH, 0) & 0xff);
+		attr.exclude_hv = 1;
+		fds[i] = pfm_perf_open(&attr, -1, cpu, i ? fds[0] : -1);
+		if (fds[i] < 0) {
+			err = errno;
+			break;
+		}
+	}
+	/* counting: this thread runs on @cpu */
+	pfm_loop(10000);
+	while (--i >= 0)
+		close(fds[i]);
+	return err;
+}
+
+/* What one run read after each part. */
+struct rdpmc_run {
+	__u64 val[RDPMC_PARTS];		/* pfm_read_pmds() */
+	__u64 raw[RDPMC_PARTS];		/* RDPMC(0) */
+	int rdpmc_ok[RDPMC_PARTS];	/* RDPMC read, did not fault */
+	int err;			/* part of a failed call, or 0 */
+	const char *what;
+};
+
+/*
+ * On @cpu (the caller is pinned there): perf leaves dirty counters, a new
+ * context counts the parts of n iterations, the rdpmc file changing
+ * between them. 0, or -1 with r->what, r->err and errno set.
+ */
+static int rdpmc_run(const struct pfm_pmu *pmu, int cpu, unsigned long n,
+		     const char *orig, struct rdpmc_run *r)
+{
+	int fd, i, ret = -1;
+
+	memset(r, 0, sizeof(*r));
+	r->what = "perf_event_open";
+	errno = perf_leave_dirty(pmu, cpu);
+	if (errno)
+		return -1;
+	r->what = "create/program/load";
+	fd = pfm_create(0);
+	if (fd < 0)
+		return -1;
+	if (pfm_program(fd, pmu, PFM_EVT_USR) || pfm_load(fd, pfm_gettid()))
+		goto out;
+	r->what = "start";
+	if (pfm_start(fd, NULL))
+		goto out;
+	for (i = 0; i < RDPMC_PARTS; i++) {
+		const char *set = rdpmc_settings[i];
+
+		r->err = i;
+		if (set) {
+			r->what = "write of the rdpmc file";
+			if (pfm_file_write(PFM_RDPMC_ATTR, set[0] ? set : orig))
+				goto out;
+		}
+		pfm_loop(n);
+		r->what = "pfm_read_pmds";
+		if (pfm_read_pmd(fd, 0, &r->val[i]))
+			goto out;
+		/* 0 takes RDPMC away, perfmon's rule as perf's */
+		if (!set || set[0] != '0')
+			r->rdpmc_ok[i] = !rdpmc_safe(0, &r->raw[i]);
+	}
+	r->what = "stop";
+	r->err = 0;
+	if (!pfm_stop(fd))
+		ret = 0;
+out:
+	close(fd);
+	return ret;
+}
+
+static const char *rdpmc_part_name(int i, const char *orig, char *buf,
+				   size_t size)
+{
+	const char *set = rdpmc_settings[i];
+
+	if (!set)
+		snprintf(buf, size, "before any change");
+	else
+		snprintf(buf, size, "after rdpmc=%.1s%s", set[0] ? set : orig,
+			 set[0] ? "" : " (the original)");
+	return buf;
+}
+
+TEST_F_TIMEOUT(rdpmc_values, kept_across_perf_rdpmc_changes, 300)
+{
+	unsigned long ns[] = { N, 2 * N };
+	__u64 mask = (1ULL << self->pmu.gp_width) - 1, lo, got;
+	struct rdpmc_run r[2];
+	int cpu = 0, i, k, ret[2], err;
+	char orig[16], name[64];
+
+	if (pfm_file_read(PFM_RDPMC_ATTR, orig, sizeof(orig)) <= 0)
+		SKIP(return, "no %s", PFM_RDPMC_ATTR);
+	if (strcmp(orig, "1\n"))
+		SKIP(return, "rdpmc is %s", orig);
+	snprintf(self->saved, sizeof(self->saved), "%s", orig);
+	ASSERT_EQ(0, pin_to(cpu));
+	for (k = 0; k < 2; k++) {
+		ret[k] = rdpmc_run(&self->pmu, cpu, ns[k], orig, &r[k]);
+		err = errno;
+		/* put it back before anything can stop the test */
+		pfm_file_write(PFM_RDPMC_ATTR, orig);
+		if (ret[k] && !strcmp(r[k].what, "perf_event_open") &&
+		    (err == ENOENT || err == ENODEV || err == EOPNOTSUPP))
+			SKIP(return, "perf_events has no hardware PMU: %s",
+			     strerror(err));
+		ASSERT_EQ(0, ret[k]) TH_LOG("run %d: %s (%s): %s", k, r[k].what,
+					    rdpmc_part_name(r[k].err, orig, name,
+							    sizeof(name)),
+					    strerror(err));
+	}
+	for (i = 0; i < RDPMC_PARTS; i++) {
+		rdpmc_part_name(i, orig, name, sizeof(name));
+		for (k = 0; k < 2; k++) {
+			lo = (i + 1) * ns[k] * PFM_LOOP_INSN;
+			ksft_print_msg(
+				"rdpmc values: n %lu, %s: pfm_read_pmds %#llx, RDPMC %s%#llx\n",
+				       ns[k], name,
+				       (unsigned long long)r[k].val[i],
+				       r[k].rdpmc_ok[i] ? "" : "(none) ",
+				       (unsigned long long)r[k].raw[i]);
+			/* the loops so far, and little more */
+			EXPECT_LE(lo, r[k].val[i])
+				TH_LOG("n %lu, %s: %#llx counted, %#llx at least",
+				       ns[k], name,
+				       (unsigned long long)r[k].val[i],
+				       (unsigned long long)lo);
+			EXPECT_GT(lo + RDPMC_SLACK, r[k].val[i])
+				TH_LOG("n %lu, %s: %#llx counted, the value jumped",
+				       ns[k], name,
+				       (unsigned long long)r[k].val[i]);
+			if (!r[k].rdpmc_ok[i])
+				continue;
+			/* RDPMC holds the low bits of the 64-bit value */
+			got = r[k].raw[i] & mask;
+			EXPECT_LE(lo & mask, got)
+				TH_LOG("n %lu, %s: RDPMC low bits %#llx", ns[k],
+				       name, (unsigned long long)got);
+			EXPECT_GT((lo + RDPMC_SLACK) & mask, got)
+				TH_LOG("n %lu, %s: RDPMC low bits %#llx", ns[k],
+				       name, (unsigned long long)got);
+		}
+		EXPECT_COUNT((i + 1) * N * PFM_LOOP_INSN,
+			     r[1].val[i] - r[0].val[i],
+			     "pfm_read_pmds, %s, 2N - N per part", name);
+		/* RDPMC wherever the setting lets this thread read */
+		if (rdpmc_settings[i] && rdpmc_settings[i][0] == '0')
+			continue;
+		EXPECT_TRUE(r[0].rdpmc_ok[i] && r[1].rdpmc_ok[i])
+			TH_LOG("%s: RDPMC faulted", name);
+		if (r[0].rdpmc_ok[i] && r[1].rdpmc_ok[i])
+			EXPECT_COUNT((i + 1) * N * PFM_LOOP_INSN,
+				     (r[1].raw[i] - r[0].raw[i]) & mask,
+				     "RDPMC, %s, 2N - N per part", name);
+	}
+}
+
+/*
  * CPU hotplug. A CPU that goes offline and back loses what its PMU held
  * and how its local APIC routed overflows: a context saved on that CPU
  * must not trust the counters it left there, and overflows on it must
@@ -1567,6 +1790,301 @@ TEST_F_TIMEOUT(count, suspend_exact, 300)
 		     "instructions, 2 x (2N - N) of a child saved on CPU 0 across a suspend, CPU 0's counters lost");
 	EXPECT_COUNT(2 * N * PFM_LOOP_INSN, m[1] - m[0],
 		     "instructions, 2 x (2N - N) of the thread that suspends, live across it");
+}
+
+/*
+ * The PMU interrupt while perfmon holds the PMU. perfmon owns every
+ * overflow interrupt then: perf_events has no hardware event to claim one
+ * for. An overflow of a counter that no context uses (something wrote it
+ * behind the kernel's back) must not become an "unknown NMI" that leaves
+ * the local APIC's LVTPC masked (Intel masks it when it delivers a PMI,
+ * and only the handler unmasks it): the overflows of the contexts that
+ * count on that CPU afterwards must still interrupt.
+ *
+ * Intel only (AMD does not mask LVTPC); needs root, CPU 1 and its msr
+ * driver (/dev/cpu/1/msr).
+ */
+
+/* Overflowing runs on CPU 1, in pairs of n = N and 2N. */
+#define NR_RUNS		4
+/* Where the runs' PMD0 starts: this many events below the wrap. */
+#define BELOW_WRAP	3000
+/* The counter nobody uses starts this many events below its wrap. */
+#define ROGUE_LEFT	16
+
+
+/* Intel architectural MSRs (pmu.md). */
+#define MSR_PERFEVTSEL(i)	(0x186 + (i))
+#define MSR_PMC(i)		(0xc1 + (i))
+#define MSR_GLOBAL_STATUS	0x38e
+#define MSR_GLOBAL_CTRL		0x38f
+
+/* An MSR of a CPU through the msr driver: 0, or -1 with errno set. */
+static int msr_rd(int fd, __u32 msr, __u64 *val)
+{
+	return pread64(fd, val, sizeof(*val), msr) == sizeof(*val) ? 0 : -1;
+}
+
+static int msr_wr(int fd, __u32 msr, __u64 val)
+{
+	return pwrite64(fd, &val, sizeof(val), msr) == sizeof(val) ? 0 : -1;
+}
+
+/* The column of @cpu in the row @name ("NMI:", "PMI:") of /proc/interrupts. */
+static long long irq_count(const char *name, int cpu)
+{
+	unsigned long long v;
+	long long val = -1;
+	char tok[32];
+	FILE *f;
+	int i;
+
+	f = fopen("/proc/interrupts", "r");
+	if (!f)
+		return -1;
+	while (val < 0 && fscanf(f, "%31s", tok) == 1) {
+		if (strcmp(tok, name))
+			continue;
+		for (i = 0; i <= cpu && fscanf(f, "%llu", &v) == 1; i++)
+			if (i == cpu)
+				val = v;
+		break;
+	}
+	fclose(f);
+	return val;
+}
+
+/* The interrupt counts of CPU 1. */
+struct irqs {
+	long long nmi, pmi, ovfl;
+};
+
+static void irqs_read(struct irqs *c)
+{
+	c->nmi = irq_count("NMI:", 1);
+	c->pmi = irq_count("PMI:", 1);
+	c->ovfl = cpu1_ovfl_intr();
+}
+
+/*
+ * A child pinned to CPU 1 runs pfm_loop(n), counted by @fd from PMD0 =
+ * @start (user-level instructions on PMC0): PMD0 at its exit, or -1.
+ */
+static int run_on_cpu1(int fd, const struct pfm_pmu *pmu, __u64 start,
+		       unsigned long n, __u64 *v)
+{
+	struct pfarg_pmc pmc;
+	pid_t pid;
+
+	pfm_pmc_set(&pmc, 0, pfm_evtsel(pmu, PFM_EV_INSN, PFM_EVT_USR));
+	if (pfm_write_pmcs(fd, &pmc, 1) || pfm_write_pmd(fd, 0, start))
+		return -1;
+	pid = pfm_fork_stopped_loop(n);
+	if (pid < 0)
+		return -1;
+	if (pin_pid(pid, 1) || pfm_load(fd, pid) || pfm_start(fd, NULL) ||
+	    pfm_cont_wait_exit(pid)) {
+		pfm_kill(pid);
+		return -1;
+	}
+	return pfm_read_pmd(fd, 0, v);
+}
+
+/*
+ * NR_RUNS children on CPU 1, each counting from BELOW_WRAP events under
+ * the wrap of PMD0's counter: each overflows once. The 64-bit values are
+ * exact; the interrupts of CPU 1 are counted around the runs.
+ */
+static void overflow_runs(struct __test_metadata *_metadata,
+			  const struct pfm_pmu *pmu, const char *when,
+			  struct irqs *before, struct irqs *after)
+{
+	__u64 start = (1ULL << pmu->gp_width) - BELOW_WRAP, v[NR_RUNS];
+	int fd, i;
+
+	fd = pfm_create(0);
+	ASSERT_LE(0, fd);
+	irqs_read(before);
+	for (i = 0; i < NR_RUNS; i++)
+		ASSERT_EQ(0, run_on_cpu1(fd, pmu, start, (1 + i % 2) * N, &v[i]))
+			TH_LOG("%s: run %d on CPU 1: %s", when, i,
+			       strerror(errno));
+	irqs_read(after);
+	close(fd);
+	for (i = 0; i < NR_RUNS; i += 2) {
+		EXPECT_LE(start + N * PFM_LOOP_INSN, v[i]);
+		EXPECT_COUNT(N * PFM_LOOP_INSN, v[i + 1] - v[i],
+			     "%s: instructions on CPU 1 from 2^%u - %d, 2N - N",
+			     when, pmu->gp_width, BELOW_WRAP);
+	}
+	ksft_print_msg(
+		"%s: %d overflows on CPU 1: NMI %lld -> %lld, PMI %lld -> %lld, perfmon ovfl_intr %lld -> %lld\n",
+		       when, NR_RUNS, before->nmi, after->nmi, before->pmi,
+		       after->pmi, before->ovfl, after->ovfl);
+}
+
+/*
+ * The interrupts the runs took: each overflow is an NMI on CPU 1 (the NMI
+ * watchdog is off, nothing else raises one there) and, with the debug
+ * statistics, an overflow interrupt of perfmon. The PMI row is perf's
+ * count of the interrupts it handled (apic_perf_irqs): it is logged, not
+ * checked, as perfmon does not add its own interrupts there.
+ */
+static void expect_interrupts(struct __test_metadata *_metadata,
+			      const char *when, const struct irqs *before,
+			      const struct irqs *after)
+{
+	EXPECT_LE(before->nmi + NR_RUNS, after->nmi)
+		TH_LOG("%s: %lld NMIs on CPU 1 for %d overflows", when,
+		       after->nmi - before->nmi, NR_RUNS);
+	if (before->ovfl >= 0 && after->ovfl >= 0) {
+		EXPECT_LE(before->ovfl + NR_RUNS, after->ovfl)
+			TH_LOG("%s: %lld overflow interrupts of perfmon on CPU 1 for %d overflows",
+			       when, after->ovfl - before->ovfl, NR_RUNS);
+	}
+}
+
+FIXTURE(pmi) {
+	struct pfm_pmu pmu;
+	int fd;			/* the context of the thread on CPU 0 */
+	int msr;		/* /dev/cpu/1/msr */
+	int rogue;		/* the counter no context uses */
+	__u64 saved[3];		/* its event select, its counter, GLOBAL_CTRL */
+	int written[3];		/* which of them were written */
+	pid_t child;
+};
+
+static __u32 rogue_msrs(int i, int which)
+{
+	return which == 0 ? MSR_PERFEVTSEL(i) :
+	       which == 1 ? MSR_PMC(i) : MSR_GLOBAL_CTRL;
+}
+
+FIXTURE_SETUP(pmi)
+{
+	self->fd = -1;
+	self->msr = -1;
+	self->child = -1;
+	memset(self->written, 0, sizeof(self->written));
+	if (pfm_require_pmu_gp(_metadata, &self->pmu, 2))
+		return;
+	if (self->pmu.amd)
+		SKIP(return, "AMD does not mask LVTPC when it delivers a PMI");
+	if (geteuid())
+		SKIP(return, "needs root");
+	if (irq_count("NMI:", 1) < 0)
+		SKIP(return, "no CPU 1 (or no NMI row in /proc/interrupts)");
+	self->msr = open(CPU1_MSR, O_RDWR);
+	if (self->msr < 0)
+		SKIP(return, "no %s: %s", CPU1_MSR, strerror(errno));
+	/* the last general-purpose counter: the contexts here use PMC0 */
+	self->rogue = self->pmu.nr_gp - 1;
+}
+
+FIXTURE_TEARDOWN(pmi)
+{
+	int w;
+
+	pfm_kill(self->child);
+	/* the event select first: it stops the counter */
+	for (w = 0; w < 3; w++)
+		if (self->written[w])
+			EXPECT_EQ(0, msr_wr(self->msr,
+					    rogue_msrs(self->rogue, w),
+					    self->saved[w]))
+				TH_LOG("restoring MSR %#x: %s",
+				       rogue_msrs(self->rogue, w),
+				       strerror(errno));
+	if (self->msr >= 0)
+		close(self->msr);
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/* Save an MSR of the rogue counter once, then write it. */
+static int rogue_write(FIXTURE_DATA(pmi) *self, int which, __u64 val)
+{
+	__u32 msr = rogue_msrs(self->rogue, which);
+
+	if (!self->written[which]) {
+		if (msr_rd(self->msr, msr, &self->saved[which]))
+			return -1;
+		self->written[which] = 1;
+	}
+	return msr_wr(self->msr, msr, val);
+}
+
+TEST_F_TIMEOUT(pmi, unexpected_overflow_keeps_pmi, 300)
+{
+	__u64 evtsel, ctr, status, gctrl;
+	struct irqs c0, c1, c2, c3;
+	int i = self->rogue, status_;
+
+	/* perfmon holds the PMU for the whole test: a context counts on CPU 0 */
+	ASSERT_EQ(0, pin_pid(0, 0));
+	self->fd = pfm_create(0);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, pfm_write_pmcs(self->fd, &(struct pfarg_pmc){
+		.reg_num = 0,
+		.reg_value = pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR),
+	}, 1));
+	ASSERT_EQ(0, pfm_write_pmd(self->fd, 0, 0));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+
+	/*
+	 * The control, which also makes perfmon set up CPU 1 (its first
+	 * load there): the contexts' overflows on CPU 1 interrupt.
+	 */
+	overflow_runs(_metadata, &self->pmu, "before", &c0, &c1);
+	expect_interrupts(_metadata, "before", &c0, &c1);
+
+	/*
+	 * The counter nobody uses on CPU 1, through the msr driver: a few
+	 * user-level instructions from its wrap (a legacy write: bit 31
+	 * extends to the top), with INT, then a user loop on CPU 1.
+	 */
+	evtsel = pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR);
+	ASSERT_EQ(0, rogue_write(self, 0, 0)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, rogue_write(self, 1, (__u64)-ROGUE_LEFT & 0xffffffffULL))
+		TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, rogue_write(self, 0, evtsel)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, msr_rd(self->msr, MSR_GLOBAL_CTRL, &gctrl))
+		TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, rogue_write(self, 2, gctrl | 1ULL << i))
+		TH_LOG("%s", strerror(errno));
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (self->child == 0) {
+		if (pin_pid(0, 1))
+			_exit(1);
+		pfm_loop(N);
+		_exit(0);
+	}
+	ASSERT_EQ(self->child, waitpid(self->child, &status_, 0));
+	self->child = -1;
+	EXPECT_TRUE(WIFEXITED(status_) && !WEXITSTATUS(status_))
+		TH_LOG("the loop on CPU 1: status %#x", status_);
+	EXPECT_EQ(0, msr_rd(self->msr, MSR_PMC(i), &ctr));
+	EXPECT_EQ(0, msr_rd(self->msr, MSR_GLOBAL_STATUS, &status));
+	EXPECT_EQ(0, msr_rd(self->msr, MSR_GLOBAL_CTRL, &gctrl));
+	ksft_print_msg(
+		"counter %d of CPU 1 from %d events before its wrap: now %#llx, GLOBAL_STATUS %#llx, GLOBAL_CTRL %#llx\n",
+		       i, ROGUE_LEFT, (unsigned long long)ctr,
+		       (unsigned long long)status, (unsigned long long)gctrl);
+	/* it wrapped: the overflow (and its PMI) happened */
+	EXPECT_GT(1ULL << 31, ctr) TH_LOG("counter %d did not wrap", i);
+	/* everything written back, before the contexts count on CPU 1 again */
+	EXPECT_EQ(0, msr_wr(self->msr, MSR_PERFEVTSEL(i), self->saved[0]));
+	EXPECT_EQ(0, msr_wr(self->msr, MSR_PMC(i), self->saved[1]));
+	EXPECT_EQ(0, msr_wr(self->msr, MSR_GLOBAL_CTRL, self->saved[2]));
+	memset(self->written, 0, sizeof(self->written));
+
+	/* perfmon still holds the PMU: the contexts' overflows interrupt */
+	overflow_runs(_metadata, &self->pmu, "after", &c2, &c3);
+	expect_interrupts(_metadata, "after an overflow no context expected",
+			  &c2, &c3);
+	EXPECT_EQ(0, pfm_stop(self->fd));
 }
 
 TEST_HARNESS_MAIN

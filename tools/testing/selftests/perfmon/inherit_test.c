@@ -782,6 +782,25 @@ static int slab_counted(const char *name)
 	       strstr(name, "perfmon");
 }
 
+/*
+ * Make the cache @name give back the objects it holds but does not use:
+ * a KASAN kernel keeps freed objects in a quarantine for a while, which
+ * would look like growth. Best effort (SLUB's sysfs, root).
+ */
+static void slab_shrink(const char *name)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/shrink", name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return;
+	if (write(fd, "1", 1) != 1)
+		ksft_print_msg("cannot shrink slab %s\n", name);
+	close(fd);
+}
+
 static int slab_read(struct slab_snap *s)
 {
 	long long active, total, size;
@@ -792,6 +811,10 @@ static int slab_read(struct slab_snap *s)
 	f = fopen("/proc/slabinfo", "r");
 	if (!f)
 		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s", name) == 1 && slab_counted(name))
+			slab_shrink(name);
+	rewind(f);
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%63s %lld %lld %lld", name, &active, &total,
 			   &size) != 4 || !slab_counted(name) ||
@@ -2403,6 +2426,155 @@ TEST_F_TIMEOUT(inherit, unload_keeps_totals, 300)
 	EXPECT_EQ(v1.insn, v3.insn);
 	EXPECT_EQ(0, pfm_write_pmd(self->fd, 0, 0));
 	EXPECT_EQ(0, pfm_unload_context(self->fd));
+}
+
+/*
+ * The context goes away while a follower creates tasks: thread T (the
+ * test) loads a PFM_FL_INHERIT context on itself and starts it; thread F,
+ * created after the load and so a follower, creates and joins trivial
+ * threads in a loop, each a follower of the same family, so that the
+ * kernel's fork path runs on the family again and again; after a short
+ * random delay T closes the fd (odd rounds) or unloads the context (even
+ * rounds), then F is told to stop and joined. A fork racing with the drop
+ * of the family must neither use the family freed under it (KASAN
+ * reports that; without KASAN the race may go unseen) nor leave a
+ * session behind (without KASAN, an oops in the fork path ends F without
+ * a return from its function: that is seen), and every call succeeds or
+ * fails with a documented errno: pthread_create() with EAGAIN or ENOMEM
+ * at worst, the close and the unload never. After each round
+ * task_sessions_count is back where it started, and the next round's load
+ * works.
+ *
+ * PFM_FOLLOW_RACE_ROUNDS overrides the number of rounds (1000). The time
+ * it took is logged.
+ */
+#define FOLLOW_RACE_ENV		"PFM_FOLLOW_RACE_ROUNDS"
+#define FOLLOW_RACE_ROUNDS	1000
+/* T's random delay: up to this many iterations of pfm_loop() */
+#define FOLLOW_RACE_DELAY	20000
+
+struct follow_race {
+	int stop;		/* __atomic: F stops creating */
+	long created;		/* __atomic: threads F created this round */
+	long failed;		/* pthread_create() failures, all rounds */
+	int bad_err;		/* an undocumented errno of pthread_create() */
+	int returned;		/* __atomic: F came back from its loop */
+};
+
+static void *follow_race_trivial(void *arg)
+{
+	return arg;
+}
+
+static void *follow_race_creator(void *arg)
+{
+	struct follow_race *fr = arg;
+	pthread_t t;
+	int err;
+
+	while (!__atomic_load_n(&fr->stop, __ATOMIC_ACQUIRE)) {
+		err = pthread_create(&t, NULL, follow_race_trivial, NULL);
+		if (err) {
+			__atomic_add_fetch(&fr->failed, 1, __ATOMIC_RELAXED);
+			if (err != EAGAIN && err != ENOMEM)
+				fr->bad_err = err;
+			/* the count still moves on: T does not wait forever */
+		} else {
+			pthread_join(t, NULL);
+		}
+		__atomic_add_fetch(&fr->created, 1, __ATOMIC_RELEASE);
+	}
+	/* not reached if F died in the kernel */
+	__atomic_store_n(&fr->returned, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(inherit, follow_race_close_unload, 900)
+{
+	long rounds = env_long(FOLLOW_RACE_ENV, FOLLOW_RACE_ROUNDS);
+	long base = sessions(), left, closes = 0, unloads = 0, created = 0;
+	struct follow_race fr;
+	struct timespec t0, t1;
+	unsigned int seed;
+	pthread_t f;
+	long i;
+	int err;
+
+	ASSERT_LE(0, base);
+	seed = time(NULL);
+	ksft_print_msg("follow race: %ld rounds, seed %u\n", rounds, seed);
+	srand(seed);
+	memset(&fr, 0, sizeof(fr));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < rounds; i++) {
+		self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
+		ASSERT_LE(0, self->fd)
+			TH_LOG("round %ld: create/program/load: %s", i,
+			       strerror(errno));
+		ASSERT_EQ(0, pfm_start(self->fd, NULL))
+			TH_LOG("round %ld: start: %s", i, strerror(errno));
+		__atomic_store_n(&fr.stop, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&fr.created, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&fr.returned, 0, __ATOMIC_RELEASE);
+		/* after the load: F follows the context */
+		err = pthread_create(&f, NULL, follow_race_creator, &fr);
+		ASSERT_EQ(0, err) TH_LOG("round %ld: creating F: %s", i,
+					 strerror(err));
+		/* F is in its loop: the drop races with its next creations */
+		while (!__atomic_load_n(&fr.created, __ATOMIC_ACQUIRE))
+			sched_yield();
+		pfm_loop(rand() % FOLLOW_RACE_DELAY);
+		if (i & 1) {
+			EXPECT_EQ(0, close(self->fd))
+				TH_LOG("round %ld: close: %s", i,
+				       strerror(errno));
+			self->fd = -1;
+			closes++;
+		} else {
+			EXPECT_EQ(0, pfm_unload_context(self->fd))
+				TH_LOG("round %ld: unload: %s", i,
+				       strerror(errno));
+			unloads++;
+		}
+		__atomic_store_n(&fr.stop, 1, __ATOMIC_RELEASE);
+		EXPECT_EQ(0, pthread_join(f, NULL));
+		/* an oops in the kernel ends the thread without a return */
+		EXPECT_EQ(1, __atomic_load_n(&fr.returned, __ATOMIC_ACQUIRE))
+			TH_LOG("round %ld (%s): F did not return: killed in a system call?",
+			       i, i & 1 ? "close" : "unload");
+		created += __atomic_load_n(&fr.created, __ATOMIC_ACQUIRE);
+		if (self->fd >= 0) {
+			EXPECT_EQ(0, close(self->fd));
+			self->fd = -1;
+		}
+		left = wait_sessions(base);
+		ASSERT_EQ(base, left)
+			TH_LOG("round %ld (%s): %ld sessions left over %ld", i,
+			       i & 1 ? "close" : "unload", left - base, base);
+		ASSERT_EQ(0, fr.bad_err)
+			TH_LOG("round %ld: pthread_create(): %s", i,
+			       strerror(fr.bad_err));
+		if (_metadata->exit_code)
+			break;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ksft_print_msg(
+		"follow race: %ld rounds (%ld closes, %ld unloads), F created %ld threads (%ld failed) in %.1f s\n",
+		       i, closes, unloads, created, fr.failed,
+		       (t1.tv_sec - t0.tv_sec) +
+		       (t1.tv_nsec - t0.tv_nsec) / 1e9);
+
+	/* nothing is left on T: a new context loads and counts */
+	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
+	ASSERT_LE(0, self->fd) TH_LOG("load after the race: %s",
+				      strerror(errno));
+	EXPECT_EQ(base + 1, sessions());
+	EXPECT_EQ(0, pfm_start(self->fd, NULL));
+	pfm_loop(1000);
+	EXPECT_EQ(0, pfm_stop(self->fd));
+	EXPECT_EQ(0, close(self->fd));
+	self->fd = -1;
+	EXPECT_EQ(base, wait_sessions(base));
 }
 
 TEST_HARNESS_MAIN

@@ -789,6 +789,37 @@ static inline int pfm_drop_root(gid_t gid)
 }
 
 /*
+ * unprivileged_reserve: at 0 (the default) only callers with CAP_PERFMON
+ * may attach contexts, and pfm_load_context() fails with EACCES for the
+ * others. A test that loads contexts as an unprivileged user sets it to 1
+ * for its duration: pfm_reserve_allow() saves the value in @old
+ * (PFM_RESERVE_LEN bytes; "" when it could not be read, and then nothing
+ * is written) and writes 1; pfm_reserve_restore() writes @old back.
+ * 0, or -1 with errno set.
+ */
+#define PFM_RESERVE		"unprivileged_reserve"
+#define PFM_RESERVE_LEN		16
+
+static inline int pfm_reserve_allow(char *old)
+{
+	if (pfm_read_sysfs(PFM_RESERVE, old, PFM_RESERVE_LEN) <= 0) {
+		old[0] = '\0';
+		return -1;
+	}
+	return pfm_sysfs_write(PFM_RESERVE, "1\n");
+}
+
+static inline int pfm_reserve_restore(char *old)
+{
+	int ret = 0;
+
+	if (old[0])
+		ret = pfm_sysfs_write(PFM_RESERVE, old);
+	old[0] = '\0';
+	return ret;
+}
+
+/*
  * perf_event_open(), for the tests that compare perfmon with perf or need
  * perf to use the PMU: pfm_perf_attr() zeroes @attr and sets its type and
  * config; the caller sets what else it needs and opens it.
