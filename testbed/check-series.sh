@@ -22,6 +22,9 @@ result() { echo "$1 $2" >>"$RESULTS"; [ "$1" = PASS ] || msg "  $1 $2${3:+: $3}"
 
 ensure_base_repo
 git -C "$BASE_REPO" config gc.auto 0
+ksrc="$KSRC_PKG $(ksrc_version) (Linux $(make -s -C "$BASE_REPO" kernelversion))"
+msg "  the series applies to $ksrc"
+echo "$ksrc" >"$LOGDIR/kernel-version"
 mapfile -t patches < <(series_patches)
 [ ${#patches[@]} -gt 0 ] || { result FAIL "series: no patches listed"; exit 1; }
 export GIT_AUTHOR_NAME=$PATCH_AUTHOR_NAME GIT_AUTHOR_EMAIL=$PATCH_AUTHOR_EMAIL
@@ -49,7 +52,7 @@ for p in "${patches[@]}"; do
 	fi
 	if ! git -C "$BASE_REPO" apply --cached --check "$p" >"$LOGDIR/apply-$name.log" 2>&1 ||
 	   ! git -C "$BASE_REPO" apply --cached "$p" >>"$LOGDIR/apply-$name.log" 2>&1; then
-		result FAIL "apply $name" "see $LOGDIR/apply-$name.log"
+		result FAIL "apply $name" "it does not apply to $ksrc: the series needs rebasing on that release; see $LOGDIR/apply-$name.log"
 		applied=no
 		continue
 	fi

@@ -6,9 +6,11 @@ TESTBED=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$TESTBED/.." && pwd)
 CACHE=${PERFMON_CACHE:-/var/cache/perfmon-lite}
 
-# The kernel the series is checked against (README.md says the same).
+# The kernel the series is checked against: Debian's linux-source-6.12,
+# the newest 6.12.y in the archive when it is installed (setup.sh). The
+# cache follows the version installed (ensure_kernel_source), and the
+# series stage says which one it applied to.
 KSRC_PKG=linux-source-6.12
-KSRC_VERSION=6.12.117-1~deb12u1
 KSRC_TARBALL=/usr/src/linux-source-6.12.tar.xz
 PRISTINE=$CACHE/src/linux-source-6.12
 BASE_REPO=$CACHE/base
@@ -45,14 +47,31 @@ series_patches() {
 	done <"$TOP/series"
 }
 
-# Make sure the kernel source package is there and extracted once.
+# ksrc_version: the version of the kernel source package installed.
+ksrc_version() {
+	dpkg-query -W -f='${Version}' "$KSRC_PKG" 2>/dev/null
+}
+
+# Make sure the kernel source package is there and extracted, once per
+# version: another version installed (apt-get install --only-upgrade
+# linux-source-6.12) is extracted again, and the base repository made
+# again from it.
 ensure_kernel_source() {
+	local ver
+
 	if [ ! -f "$KSRC_TARBALL" ]; then
-		msg "installing $KSRC_PKG=$KSRC_VERSION"
+		msg "installing $KSRC_PKG, the newest in the archive"
 		apt-get update -qq >&2
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-			"$KSRC_PKG=$KSRC_VERSION" >&2 ||
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$KSRC_PKG" >&2
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$KSRC_PKG" >&2
+	fi
+	ver=$(ksrc_version)
+	# a cache older than the version file holds the version installed
+	if [ -f "$PRISTINE/Makefile" ] && [ ! -f "$PRISTINE.version" ]; then
+		echo "$ver" >"$PRISTINE.version"
+	fi
+	if [ -f "$PRISTINE/Makefile" ] && [ "$(cat "$PRISTINE.version")" != "$ver" ]; then
+		msg "$KSRC_PKG is now $ver: extracting it, and making $BASE_REPO again"
+		rm -rf "$PRISTINE" "$BASE_REPO"
 	fi
 	if [ ! -f "$PRISTINE/Makefile" ]; then
 		mkdir -p "$CACHE/src"
@@ -61,6 +80,7 @@ ensure_kernel_source() {
 		tar -C "$PRISTINE.tmp" -xf "$KSRC_TARBALL"
 		mv "$PRISTINE.tmp/linux-source-6.12" "$PRISTINE"
 		rmdir "$PRISTINE.tmp"
+		echo "$ver" >"$PRISTINE.version"
 	fi
 }
 
@@ -84,7 +104,7 @@ ensure_base_repo() {
 		git config gc.auto 0
 		git add -A -f
 		GIT_AUTHOR_DATE='2025-01-01T00:00:00Z' GIT_COMMITTER_DATE='2025-01-01T00:00:00Z' \
-			git commit -q -m "Linux $(make -s kernelversion) from Debian $KSRC_PKG $KSRC_VERSION"
+			git commit -q -m "Linux $(make -s kernelversion) from Debian $KSRC_PKG $(ksrc_version)"
 		git tag "$BASE_TAG"
 	) >&2
 }

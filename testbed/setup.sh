@@ -17,11 +17,5 @@ done
 msg "installing: ${need[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq >&2
-for i in "${!need[@]}"; do
-	# The kernel source the README names, when the archive still has it.
-	if [ "${need[$i]}" = "$KSRC_PKG" ] &&
-	   apt-cache madison "$KSRC_PKG" | grep -qF "$KSRC_VERSION"; then
-		need[$i]="$KSRC_PKG=$KSRC_VERSION"
-	fi
-done
+# linux-source-6.12 too: the newest 6.12.y in the archive (lib.sh).
 apt-get install -y -qq "${need[@]}" >&2
