@@ -1379,6 +1379,12 @@ static int rdpmc_run(const struct pfm_pmu *pmu, int cpu, unsigned long n,
 			r->what = "write of the rdpmc file";
 			if (pfm_file_write(PFM_RDPMC_ATTR, set[0] ? set : orig))
 				goto out;
+			/*
+			 * Switch out and back in: perfmon decides at the
+			 * switch-in whether the thread may RDPMC, and after
+			 * 0 it gets the right back only there.
+			 */
+			usleep(1000);
 		}
 		pfm_loop(n);
 		r->what = "pfm_read_pmds";
