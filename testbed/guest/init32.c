@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/mount.h>
@@ -162,6 +163,12 @@ static void power_off(int status)
 	unsigned char v = 0x10 | status;
 	int fd;
 
+	/*
+	 * The console's last lines may still be in the tty buffer: QEMU
+	 * exits at the write below, and the log would miss them.
+	 */
+	fflush(stdout);
+	tcdrain(STDOUT_FILENO);
 	sync();
 	fd = open("/dev/port", O_WRONLY);
 	if (fd >= 0) {
