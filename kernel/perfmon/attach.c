@@ -338,6 +338,11 @@ void pfm_context_release(struct pfm_context *ctx)
  * followers exist the PMCs and PMDs of the original cannot be written:
  * the followers would no longer count what the original does.
  *
+ * The followers are walked under the mutex of their family, with
+ * interrupts disabled for one follower at a time: their number, which
+ * only RLIMIT_NPROC bounds, does not lengthen any section that runs with
+ * interrupts off.
+ *
  * Who may follow is decided once, by the load: the followers are tasks
  * created by a thread the loader was allowed to monitor, and they are
  * never addressed on their own. An exec into a non-dumpable image folds
@@ -357,7 +362,7 @@ int pfm_family_init(struct pfm_context *ctx)
 	fam = kzalloc(sizeof(*fam), GFP_KERNEL_ACCOUNT);
 	if (!fam)
 		return -ENOMEM;
-	raw_spin_lock_init(&fam->lock);
+	mutex_init(&fam->lock);
 	INIT_LIST_HEAD(&fam->followers);
 	ctx->fam = fam;
 	return 0;
@@ -406,13 +411,14 @@ void pfm_family_set_started(struct pfm_context *ctx, bool started)
 	if (!fam)
 		return;
 	fam->started = started;
-	raw_spin_lock_irq(&fam->lock);
+	mutex_lock(&fam->lock);
 	list_for_each_entry(f, &fam->followers, fam_node) {
-		raw_spin_lock(&f->lock);
+		raw_spin_lock_irq(&f->lock);
 		f->started = started;
-		raw_spin_unlock(&f->lock);
+		raw_spin_unlock_irq(&f->lock);
+		cond_resched();
 	}
-	raw_spin_unlock_irq(&fam->lock);
+	mutex_unlock(&fam->lock);
 	/* the live ones load their PMCs again, or not */
 	pfm_family_sync(ctx);
 }
@@ -437,7 +443,7 @@ void pfm_family_add(struct pfm_context *ctx, u64 pmds, u64 *value)
 		return;
 	pfm_family_sync(ctx);
 
-	raw_spin_lock_irq(&fam->lock);
+	mutex_lock(&fam->lock);
 	pfm_for_each_reg(n, pmds)
 		value[n] += fam->dead[n];
 	list_for_each_entry(f, &fam->followers, fam_node) {
@@ -445,7 +451,7 @@ void pfm_family_add(struct pfm_context *ctx, u64 pmds, u64 *value)
 		 * A follower live on a CPU can have a counter re-armed by its
 		 * overflow interrupt meanwhile, which does not take its lock.
 		 */
-		raw_spin_lock(&f->lock);
+		raw_spin_lock_irq(&f->lock);
 		pfm_for_each_reg(n, pmds) {
 			unsigned int seq;
 			u64 v;
@@ -456,9 +462,10 @@ void pfm_family_add(struct pfm_context *ctx, u64 pmds, u64 *value)
 			} while (read_seqcount_retry(&f->pmd_seq, seq));
 			value[n] += v;
 		}
-		raw_spin_unlock(&f->lock);
+		raw_spin_unlock_irq(&f->lock);
+		cond_resched();
 	}
-	raw_spin_unlock_irq(&fam->lock);
+	mutex_unlock(&fam->lock);
 }
 
 /**
@@ -473,10 +480,10 @@ void pfm_family_reset(struct pfm_context *ctx, u64 pmds)
 
 	if (!fam)
 		return;
-	raw_spin_lock_irq(&fam->lock);
+	mutex_lock(&fam->lock);
 	pfm_for_each_reg(n, pmds)
 		fam->dead[n] = 0;
-	raw_spin_unlock_irq(&fam->lock);
+	mutex_unlock(&fam->lock);
 }
 
 /**
@@ -488,16 +495,16 @@ void pfm_family_reset(struct pfm_context *ctx, u64 pmds)
 void pfm_family_fold(struct pfm_context *f)
 {
 	struct pfm_family *fam = f->root->fam;
-	unsigned long n, flags;
+	unsigned long n;
 
-	raw_spin_lock_irqsave(&fam->lock, flags);
+	mutex_lock(&fam->lock);
 	if (!list_empty(&f->fam_node)) {
 		pfm_for_each_reg(n, f->used_pmds)
 			fam->dead[n] += f->pmds[n];
 		list_del_init(&f->fam_node);
 		WRITE_ONCE(fam->nr_followers, fam->nr_followers - 1);
 	}
-	raw_spin_unlock_irqrestore(&fam->lock, flags);
+	mutex_unlock(&fam->lock);
 }
 
 /**
@@ -519,14 +526,15 @@ void pfm_family_drop(struct pfm_context *ctx)
 	fam->started = false;
 
 	/* the followers are not loaded again */
-	raw_spin_lock_irq(&fam->lock);
+	mutex_lock(&fam->lock);
 	list_for_each_entry(f, &fam->followers, fam_node) {
-		raw_spin_lock(&f->lock);
+		raw_spin_lock_irq(&f->lock);
 		f->started = false;
 		f->state = PFM_CTX_UNLOADED;
-		raw_spin_unlock(&f->lock);
+		raw_spin_unlock_irq(&f->lock);
+		cond_resched();
 	}
-	raw_spin_unlock_irq(&fam->lock);
+	mutex_unlock(&fam->lock);
 	/* and now none is live */
 	pfm_family_sync(ctx);
 
@@ -535,12 +543,12 @@ void pfm_family_drop(struct pfm_context *ctx)
 	 * it, or its task's exit did meanwhile.
 	 */
 	for (;;) {
-		raw_spin_lock_irq(&fam->lock);
+		mutex_lock(&fam->lock);
 		f = list_first_entry_or_null(&fam->followers,
 					     struct pfm_context, fam_node);
 		if (f)
 			refcount_inc(&f->refs);
-		raw_spin_unlock_irq(&fam->lock);
+		mutex_unlock(&fam->lock);
 		if (!f)
 			break;
 
@@ -619,10 +627,10 @@ int __pfm_fork(struct task_struct *p, u64 clone_flags)
 	/* attached before it is listed: the drop of the family detaches it */
 	rcu_assign_pointer(p->pfm_context, f);
 	arch_pfm_ctxsw_enable(p);
-	raw_spin_lock_irq(&fam->lock);
+	mutex_lock(&fam->lock);
 	list_add_tail(&f->fam_node, &fam->followers);
 	WRITE_ONCE(fam->nr_followers, fam->nr_followers + 1);
-	raw_spin_unlock_irq(&fam->lock);
+	mutex_unlock(&fam->lock);
 	mutex_unlock(&root->mutex);
 	return 0;
 unlock:

@@ -38,8 +38,8 @@ enum pfm_ctx_state {
 /**
  * struct pfm_family - what a context with PFM_FL_INHERIT adds: the tasks
  * that follow its thread
- * @lock: protects @followers, @nr_followers and @dead; taken with
- *	interrupts disabled, before the lock of a follower
+ * @lock: protects @followers, @nr_followers and @dead; taken after the
+ *	mutex of a context, before the lock of a follower
  * @followers: the followers not yet folded, by their @fam_node
  * @nr_followers: their number
  * @alive: tasks created in the family get a follower; set at load, cleared
@@ -53,7 +53,7 @@ enum pfm_ctx_state {
  * tree is flat: the followers of a follower follow the same context.
  */
 struct pfm_family {
-	raw_spinlock_t		lock;
+	struct mutex		lock;		/* the followers */
 	struct list_head	followers;
 	unsigned int		nr_followers;
 	bool			alive;

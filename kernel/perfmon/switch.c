@@ -166,26 +166,26 @@ static void pfm_cpu_forget(void)
 	local_irq_restore(flags);
 }
 
-/* Runs on @cpu before any thread but its per-CPU ones can run there. */
-static int pfm_cpu_online(unsigned int cpu)
+/*
+ * The hotplug callbacks of the starting section run on @cpu with
+ * interrupts disabled: as it comes up, before any thread can run there,
+ * and as it goes down, after the last thread left it (a thread that
+ * disabled migration can still run on a CPU that is no longer active).
+ */
+static int pfm_cpu_starting(unsigned int cpu)
 {
 	pfm_cpu_forget();
 	return 0;
 }
 
 /*
- * Runs on @cpu as it goes offline, in its hotplug thread, so that no
- * context is live there: what contexts left in its PMU is cleared, since
- * the CPU may be offline when perfmon gives the PMU back.
+ * No context is live on a dying CPU: what contexts left in its PMU is
+ * cleared, since the CPU may be offline when perfmon gives the PMU back.
  */
-static int pfm_cpu_offline(unsigned int cpu)
+static int pfm_cpu_dying(unsigned int cpu)
 {
-	unsigned long flags;
-
-	local_irq_save(flags);
 	pfm_clear_cpu(NULL);
 	this_cpu_write(pfm_cpu.gen, 0);
-	local_irq_restore(flags);
 	return 0;
 }
 
@@ -222,8 +222,9 @@ static int __init pfm_switch_init(void)
 
 	if (!pfm_pmu)
 		return 0;
-	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "perfmon:online",
-					pfm_cpu_online, pfm_cpu_offline);
+	ret = cpuhp_setup_state_nocalls(CPUHP_AP_PERFMON_STARTING,
+					"perfmon:starting", pfm_cpu_starting,
+					pfm_cpu_dying);
 	if (ret < 0)
 		return ret;
 	register_syscore(&pfm_syscore);

@@ -1751,6 +1751,201 @@ TEST_F_TIMEOUT(inherit, clone_fault_injection, 900)
 }
 
 /*
+ * Many followers: pfm_read_pmds(), pfm_stop(), pfm_start() and
+ * pfm_unload_context() walk the followers of a context, whose number only
+ * RLIMIT_NPROC bounds, and the time they keep interrupts disabled must not
+ * grow with it. The irqsoff tracer gives the longest interrupts-off section
+ * of the system in each of three rounds of a read, a stop and a start, and
+ * in the unload, and its stack shows who ended it. With
+ * PFM_IRQSOFF_FOLLOWERS sleeping followers (4,096; kernel.threads-max is
+ * raised for them), no such section that perfmon ended is longer than twice
+ * the shortest round with 16 followers, plus 1 ms for the noise of
+ * interrupts and of the host in a virtual machine. The longest sections
+ * others made (under KASAN, the freeing of the followers) are only logged.
+ * Skipped without the irqsoff tracer (CONFIG_IRQSOFF_TRACER).
+ */
+#define IRQSOFF_ENV		"PFM_IRQSOFF_FOLLOWERS"
+#define IRQSOFF_MANY		4096
+#define IRQSOFF_FEW		16
+#define IRQSOFF_SLACK_US	1000
+#define TRACING			"/sys/kernel/tracing"
+#define IRQSOFF_FMT \
+	"%ld followers: rounds %ld us (%s) at least, perfmon's %ld us (%s), unload %ld us (%s)\n"
+
+struct sleepers {
+	int go;			/* futex word: they return once it is 1 */
+	int err;		/* what the first failed pthread_create() said */
+	long nr;
+	pthread_t *t;
+};
+
+static void *sleeper_main(void *arg)
+{
+	int *go = arg;
+
+	while (!__atomic_load_n(go, __ATOMIC_ACQUIRE))
+		futex_wait(go, 0);
+	return NULL;
+}
+
+/* Create @nr threads that sleep until sleepers_end(); how many were. */
+static long sleepers_begin(struct sleepers *s, long nr)
+{
+	pthread_attr_t attr;
+
+	s->go = 0;
+	s->err = 0;
+	s->nr = 0;
+	s->t = calloc(nr, sizeof(*s->t));
+	if (!s->t || pthread_attr_init(&attr))
+		return 0;
+	pthread_attr_setstacksize(&attr, PTHREAD_STACK_MIN);
+	while (s->nr < nr && !s->err) {
+		s->err = pthread_create(&s->t[s->nr], &attr, sleeper_main,
+					&s->go);
+		if (!s->err)
+			s->nr++;
+	}
+	pthread_attr_destroy(&attr);
+	return s->nr;
+}
+
+static void sleepers_end(struct sleepers *s)
+{
+	long i;
+
+	__atomic_store_n(&s->go, 1, __ATOMIC_RELEASE);
+	futex_wake(&s->go, INT_MAX);
+	for (i = 0; i < s->nr; i++)
+		pthread_join(s->t[i], NULL);
+	free(s->t);
+}
+
+/* The longest interrupts-off section of the system over some time. */
+struct irqsoff {
+	long us;
+	char who[64];		/* the function that ended it, or "irq" */
+};
+
+/* Take the longest section since the last call, and start anew. 0 or -1. */
+static int irqsoff_take(struct irqsoff *m)
+{
+	int in_irq = 0, in_stack = 0;
+	char line[256];
+	FILE *f;
+
+	snprintf(m->who, sizeof(m->who), "?");
+	if (pfm_file_read(TRACING "/tracing_max_latency", line,
+			  sizeof(line)) <= 0)
+		return -1;
+	m->us = strtol(line, NULL, 10);
+	f = fopen(TRACING "/trace", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strstr(line, "=> started at: irqentry") ||
+		    strstr(line, "=> started at: asm_"))
+			in_irq = 1;
+		if (strstr(line, "<stack trace>")) {
+			in_stack = 1;
+		} else if (in_stack && !strncmp(line, " => ", 4)) {
+			snprintf(m->who, sizeof(m->who), "%.63s",
+				 in_irq ? "irq" : line + 4);
+			m->who[strcspn(m->who, "\n")] = '\0';
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return pfm_file_write(TRACING "/tracing_max_latency", "0");
+}
+
+static int irqsoff_perfmon(const struct irqsoff *m)
+{
+	return !strncmp(m->who, "pfm_", 4) || !strncmp(m->who, "__pfm_", 6);
+}
+
+/* What the tracer saw in a family: the round least and most perfmon's. */
+struct irqsoff_fam {
+	struct irqsoff least;	/* the least of the rounds */
+	struct irqsoff pfm;	/* the longest perfmon ended, or 0 us */
+	struct irqsoff drop;	/* the unload */
+};
+
+static int irqsoff_round(struct irqsoff_fam *f, struct irqsoff *m)
+{
+	if (irqsoff_take(m))
+		return -1;
+	if (m->us < f->least.us)
+		f->least = *m;
+	if (irqsoff_perfmon(m) && m->us > f->pfm.us)
+		f->pfm = *m;
+	return 0;
+}
+
+/* Measure three rounds of a read, a stop and a start, then the unload. */
+static int irqsoff_family(int fd, struct irqsoff_fam *f)
+{
+	struct irqsoff m;
+	struct counts c;
+	int r;
+
+	f->least.us = LONG_MAX;
+	f->pfm.us = 0;
+	snprintf(f->pfm.who, sizeof(f->pfm.who), "-");
+	if (irqsoff_take(&m))
+		return -1;
+	for (r = 0; r < 3; r++)
+		if (read_counts(fd, 1, &c) || pfm_stop(fd) ||
+		    pfm_start(fd, NULL) || irqsoff_round(f, &m))
+			return -1;
+	if (pfm_unload_context(fd) || irqsoff_take(&f->drop))
+		return -1;
+	if (irqsoff_perfmon(&f->drop) && f->drop.us > f->pfm.us)
+		f->pfm = f->drop;
+	return 0;
+}
+
+TEST_F_TIMEOUT(inherit, followers_irqsoff_bounded, 600)
+{
+	long nr[2] = { IRQSOFF_FEW, env_long(IRQSOFF_ENV, IRQSOFF_MANY) };
+	struct irqsoff_fam f[2];
+	struct sleepers s;
+	char buf[512];
+	int i;
+
+	if (access(TRACING "/available_tracers", R_OK))
+		mount("tracefs", TRACING, "tracefs", 0, NULL);
+	if (pfm_file_read(TRACING "/available_tracers", buf, sizeof(buf)) <= 0 ||
+	    !strstr(buf, "irqsoff"))
+		SKIP(return, "no irqsoff tracer (CONFIG_IRQSOFF_TRACER)");
+	ASSERT_EQ(0, knob_set(&self->knobs[0], TRACING "/current_tracer",
+			      "irqsoff"));
+	ASSERT_EQ(0, knob_set(&self->knobs[1], TRACING "/tracing_on", "1"));
+	ASSERT_EQ(0, knob_set(&self->knobs[2], "/proc/sys/kernel/threads-max",
+			      "65536"));
+
+	for (i = 0; i < 2; i++) {
+		self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
+		ASSERT_LE(0, self->fd) TH_LOG("load: %s", strerror(errno));
+		ASSERT_EQ(0, pfm_start(self->fd, NULL));
+		EXPECT_EQ(nr[i], sleepers_begin(&s, nr[i]))
+			TH_LOG("pthread_create(): %s", strerror(s.err));
+		EXPECT_EQ(0, irqsoff_family(self->fd, &f[i]))
+			TH_LOG("%s", strerror(errno));
+		sleepers_end(&s);
+		EXPECT_EQ(0, close(self->fd));
+		self->fd = -1;
+		if (_metadata->exit_code)
+			return;
+		ksft_print_msg(IRQSOFF_FMT, nr[i], f[i].least.us, f[i].least.who,
+			       f[i].pfm.us, f[i].pfm.who, f[i].drop.us,
+			       f[i].drop.who);
+	}
+	EXPECT_GE(2 * f[0].least.us + IRQSOFF_SLACK_US, f[1].pfm.us)
+		TH_LOG("%s kept interrupts off for %ld us", f[1].pfm.who,
+		       f[1].pfm.us);
+}
+
+/*
  * Test 7 beside the none_* families: a context without PFM_FL_INHERIT
  * gives no context to new threads and processes, live or not.
  */
