@@ -31,13 +31,12 @@
 # and -i on pfm-threads (exact, demo/threads-check.sh) count with the
 # detector on, then guest/lockup.c hard-locks CPU 1 (LKDTM) and the
 # detector must report it (parse-log.py expects that report and nothing
-# else). Held mode: a context counts on CPU 0 throughout, the detector runs
-# on perfmon's counter. The boots named in LOCKUP_HANDOVER_BOOTS run the
-# handover mode instead: an unprivileged user attaches and detaches a
-# context on CPU 0 in a loop, each iteration handing the detector to
-# perfmon's counter and back to perf events, so that CPU 1 locks up in the
-# middle of handovers (before the handover watched the CPUs it waits for,
-# the lockup went unreported in 12 of 19 such boots).
+# else). perfmon's first attach moved hard lockup detection to the buddy
+# detector, which must report it, in the mode LOCKUP_MODES gives the boot
+# (LABEL:MODE; held when none): held, a context counts on CPU 0
+# throughout; loop, an unprivileged user attaches and detaches a context
+# on CPU 0 in a loop; released, the perf detector is brought back, then a
+# context attached and closed, and CPU 1 locks after the last release.
 #
 # A LABEL that starts with kasan boots the final tree built with the
 # sanitizers (testbed/kasan.config: KASAN, UBSAN, KFENCE; check-build.sh
@@ -60,8 +59,8 @@
 # and no Linux hypervisor driver knows TCG's CPUID signature), so that
 # kernel sees 2 possible CPUs ("Allowing 2 present CPUs plus 0 hotplug
 # CPUs"). The boot runs attach_test, which attaches and detaches
-# contexts, hands the hard lockup detector over, and takes CPU 1 offline
-# and back in between (its "wd" fixture). Anything that
+# contexts, moves the hard lockup detector between perf and buddy, and
+# takes CPU 1 offline and back in between (its "wd" fixture). Anything that
 # walks the possible CPUs where it means the online ones (queues work
 # there, waits for it) hangs or reports a hard lockup of an offline CPU
 # here. It has a timeout of its own (HOTPLUG_TIMEOUT), shorter than
@@ -69,7 +68,7 @@
 #
 # The boots named in WATCHDOG_BOOTS run with the NMI watchdog on
 # (nmi_watchdog=1; run-guest.sh turns it off otherwise): the perfmon
-# suite must pass there too, with the counter perfmon keeps for it.
+# suite must pass there too, with every counter.
 #
 # The boots run GUEST_JOBS (default 1) at a time: a TCG guest keeps
 # about 1.2 host CPUs busy, so two at a time on 2 CPUs gained nothing
@@ -100,7 +99,7 @@ INITRD_LOCKUP=$CACHE/build/initramfs-lockup.cpio.gz
 STAGE_LOCKUP=$CACHE/build/initramfs-lockup
 GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon skylake:Skylake-Client,pmu=on:perfmon fam10h:Opteron_G3,pmu=on:perfmon fam17h:EPYC,pmu=on i386:Skylake-Client,pmu=on kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on hotplug:Skylake-Client,pmu=on:perfmon:attach_test kasan:Skylake-Client,pmu=on:perfmon:inherit_test,perfmon:lifecycle_test}
 WATCHDOG_BOOTS=${WATCHDOG_BOOTS:-skylake}
-LOCKUP_HANDOVER_BOOTS=${LOCKUP_HANDOVER_BOOTS-lockup-core2 lockup-fam10h}
+LOCKUP_MODES=${LOCKUP_MODES-lockup-core2:loop lockup-fam10h:released}
 # inherit_test's 10,000 create/exit cycles and ten fault-injection sweeps
 # of a clone take about 40 s under TCG, and lifecycle_test's stress of
 # contexts runs for a time it is given: the boot named here runs them in
@@ -174,7 +173,7 @@ GUEST_JOBS=${GUEST_JOBS:-1}
 # $LOGDIR/parse-LABEL.out; kept for reuse when it passed.
 boot() {
 	local label=$1 cpu=$2 tests=$3 kernel=$4 initrd=$5 qemu=$6 key=$7
-	local glog=$LOGDIR/guest-$label.log keep=$LOGDIR/keep-$label t0 kept
+	local glog=$LOGDIR/guest-$label.log keep=$LOGDIR/keep-$label t0 kept mode
 	local append=${tests:+testbed.ksft=$tests}
 	local smp=2 timeout=${GUEST_TIMEOUT:-900} settings
 	settings="PFM_INHERIT_CYCLES=1000 PFM_INHERIT_SWEEPS=1 PFM_RACE_ROUNDS=100 PFM_STRESS_SECONDS=10 PFM_FOLLOW_RACE_ROUNDS=200"
@@ -187,7 +186,9 @@ boot() {
 		smp=$HOTPLUG_SMP timeout=$HOTPLUG_TIMEOUT ;;
 	kasan*) settings=$KASAN_SETTINGS ;;
 	esac
-	case " $LOCKUP_HANDOVER_BOOTS " in *" $label "*) append="$append testbed.lockup=handover" ;; esac
+	for mode in $LOCKUP_MODES; do
+		[ "${mode%%:*}" = "$label" ] && append="$append testbed.lockup=${mode#*:}"
+	done
 	case " $WATCHDOG_BOOTS " in *" $label "*) append="${append:+$append }nmi_watchdog=1" ;; esac
 	t0=$(date +%s)
 	if kept=$(cached_run "$key"); then
@@ -253,7 +254,7 @@ for run in $GUEST_RUNS; do
 		initrd=$INITRD_LOCKUP initrd_id=$lockup_id ;;
 	esac
 	key=guest-$( { files_id "$kernel" "${qemu:-$(command -v qemu-system-x86_64)}"
-		echo "$initrd_id $scripts_id $label|$cpu|$tests|${GUEST_TIMEOUT:-900}|$INHERIT_FULL_BOOT|$WATCHDOG_BOOTS|$LOCKUP_HANDOVER_BOOTS|$KASAN_SETTINGS|$HOTPLUG_SMP|$HOTPLUG_APPEND|$HOTPLUG_TIMEOUT"; } | sha256sum | cut -c1-24)
+		echo "$initrd_id $scripts_id $label|$cpu|$tests|${GUEST_TIMEOUT:-900}|$INHERIT_FULL_BOOT|$WATCHDOG_BOOTS|$LOCKUP_MODES|$KASAN_SETTINGS|$HOTPLUG_SMP|$HOTPLUG_APPEND|$HOTPLUG_TIMEOUT"; } | sha256sum | cut -c1-24)
 	rm -f "$LOGDIR/parse-$label.out"
 	while [ "$(jobs -rp | wc -l)" -ge "$GUEST_JOBS" ]; do
 		wait -n

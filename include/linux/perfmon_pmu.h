@@ -25,8 +25,6 @@
  * to 64 bits.
  */
 #define PFM_REG_IMPL		0x01	/* the register exists */
-/* The register exists but the platform keeps it (the NMI watchdog's). */
-#define PFM_REG_KEPT		0x02
 
 /*
  * Register numbers are below 32, PFM_MAX_HW_PMCS and PFM_MAX_HW_PMDS: a
@@ -42,7 +40,6 @@
  * struct pfm_regdesc - one PMC or PMD
  * @name: register name, as in the processor's documentation
  * @type: PFM_REG_* flags; a register without PFM_REG_IMPL does not exist
- *	for contexts
  * @dfl_val: PMC: value after pfm_create_context(), and value of the
  *	reserved bits whatever user space writes
  * @rsvd_msk: PMC: reserved bits (a set bit is reserved)

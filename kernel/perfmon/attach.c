@@ -28,42 +28,27 @@
 #include "resource.h"
 #include "switch.h"
 
-/*
- * Is @task stopped under ptrace by the caller? Then it stays in its stop
- * and off every CPU, even when killed, until the caller releases the mutex
- * of @ctx: pfm_thaw() undoes this before, as ptrace(2) does after a request.
- */
-static int pfm_check_stopped(struct pfm_context *ctx, struct task_struct *task)
+/* Is @task stopped under ptrace by the caller, and off its CPU? */
+static int pfm_check_stopped(struct task_struct *task)
 {
-	int ret;
+	int ret = -ESRCH;
 
-	if (WARN_ON_ONCE(ctx->frozen))
-		return -EBUSY;
-	ret = ptrace_freeze_tracee(task);
-	if (!ret)
-		ctx->frozen = get_task_struct(task);
+	read_lock(&tasklist_lock);
+	/* as ptrace_freeze_traced(): not while in PTRACE_LISTEN */
+	if (task->ptrace && rcu_access_pointer(task->parent) == current &&
+	    task_is_traced(task) &&
+	    !(READ_ONCE(task->jobctl) & JOBCTL_LISTENING))
+		ret = 0;
+	read_unlock(&tasklist_lock);
+
+	/* a traced thread may also be frozen, as ptrace_check_attach() says */
+	if (!ret && !wait_task_inactive(task, __TASK_TRACED | TASK_FROZEN))
+		ret = -ESRCH;
 	return ret;
 }
 
-/**
- * pfm_thaw - let the thread that a call froze leave its stop
- * @ctx: the context, whose mutex the caller holds and is about to release
- *
- * A SIGKILL that came during the call wakes the thread now.
- */
-void pfm_thaw(struct pfm_context *ctx)
-{
-	struct task_struct *task = ctx->frozen;
-
-	if (!task)
-		return;
-	ctx->frozen = NULL;
-	ptrace_unfreeze_tracee(task);
-	put_task_struct(task);
-}
-
 /* May the caller monitor @task, and is @task in a state to be monitored? */
-static int pfm_check_task(struct pfm_context *ctx, struct task_struct *task)
+static int pfm_check_task(struct task_struct *task)
 {
 	if (task->flags & PF_KTHREAD)
 		return -EPERM;
@@ -73,7 +58,7 @@ static int pfm_check_task(struct pfm_context *ctx, struct task_struct *task)
 		return 0;
 	if (!ptrace_may_access(task, PTRACE_MODE_ATTACH_REALCREDS))
 		return -EPERM;
-	return pfm_check_stopped(ctx, task);
+	return pfm_check_stopped(task);
 }
 
 /**
@@ -82,7 +67,7 @@ static int pfm_check_task(struct pfm_context *ctx, struct task_struct *task)
  *
  * An unattached context, or one attached to the caller, always; one
  * attached to another thread only when the caller may ptrace that thread
- * and has it stopped. That thread then stays stopped until pfm_thaw().
+ * and has it stopped.
  *
  * Return: 0, -EPERM, -ESRCH, or -EINVAL for a zombie.
  */
@@ -94,7 +79,7 @@ int pfm_check_access(struct pfm_context *ctx)
 		return 0;
 	if (!ptrace_may_access(ctx->task, PTRACE_MODE_ATTACH_REALCREDS))
 		return -EPERM;
-	return pfm_check_stopped(ctx, ctx->task);
+	return pfm_check_stopped(ctx->task);
 }
 
 /**
@@ -124,7 +109,7 @@ int pfm_load_context(struct pfm_context *ctx, const struct pfarg_load *req)
 	if (!task)
 		return -ESRCH;
 
-	ret = pfm_check_task(ctx, task);
+	ret = pfm_check_task(task);
 	if (ret)
 		goto out;
 	ret = pfm_may_reserve();
@@ -137,16 +122,26 @@ int pfm_load_context(struct pfm_context *ctx, const struct pfarg_load *req)
 		goto out;
 
 	/*
-	 * @task is the caller, or frozen in its ptrace stop until the caller
-	 * releases the mutex (pfm_check_stopped()): it cannot begin to exit
-	 * before the load is complete, and the wake-up that lets it run again
-	 * orders the pointer before its look at it in pfm_exit_thread().
+	 * A thread that exits sets PF_EXITING, then looks at its context
+	 * pointer (pfm_exit_thread()), with the full barrier of do_exit()'s
+	 * atomic_dec_and_test() of signal->live in between. Publish the
+	 * pointer before looking at PF_EXITING, a full barrier in between too:
+	 * either this sees PF_EXITING and takes the pointer back, or the
+	 * exiting thread sees the context and detaches it, under the mutex
+	 * that the caller holds until the load is complete.
 	 */
 	task_lock(task);
-	if (rcu_access_pointer(task->pfm_context))
+	if (rcu_access_pointer(task->pfm_context)) {
 		ret = -EEXIST;
-	else
+	} else {
 		rcu_assign_pointer(task->pfm_context, ctx);
+		/* pairs with the barrier of pfm_exit_thread() */
+		smp_mb();
+		if (task->flags & PF_EXITING) {
+			RCU_INIT_POINTER(task->pfm_context, NULL);
+			ret = -EBUSY;
+		}
+	}
 	task_unlock(task);
 	if (ret) {
 		pfm_session_put();

@@ -12,7 +12,6 @@ struct pfarg_load;
 struct task_struct;
 
 int pfm_check_access(struct pfm_context *ctx);
-void pfm_thaw(struct pfm_context *ctx);
 int pfm_load_context(struct pfm_context *ctx, const struct pfarg_load *req);
 int pfm_unload_context(struct pfm_context *ctx);
 int pfm_detach(struct pfm_context *ctx);

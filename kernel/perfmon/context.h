@@ -105,7 +105,6 @@ struct pfm_context {
 	bool			is_self;
 	u32			flags;
 	struct task_struct	*task;
-	struct task_struct	*frozen;	/* by the mutex holder's call */
 	int			live_cpu;
 	int			last_cpu;
 	u64			last_act;

@@ -6,8 +6,8 @@
  * calling CPU is saved first and made live again afterwards, so that a
  * change takes effect at once for a thread monitoring itself, and at the
  * next switch-in for a stopped thread. Vector elements are processed in
- * order; the first bad one ends the call with -EINVAL (-EBUSY for a
- * register the platform keeps), the ones before it staying applied.
+ * order; the first bad one ends the call with -EINVAL, the ones before it
+ * staying applied.
  *
  * Counting at the kernel's privilege level follows perf_events' rules
  * (perf_allow_kernel(): perf_event_paranoid, CAP_PERFMON and the LSM
@@ -45,17 +45,6 @@ static const struct pfm_regdesc *pfm_pmd_desc(unsigned int n)
 	if (n >= pfm_pmu->num_pmds || !(pfm_pmu->pmd[n].type & PFM_REG_IMPL))
 		return NULL;
 	return &pfm_pmu->pmd[n];
-}
-
-/*
- * The error for a register number that is not a context's: -EBUSY for one
- * the platform keeps for itself (the NMI watchdog's counter), -EINVAL for
- * one that does not exist.
- */
-static int pfm_no_reg(const struct pfm_regdesc *table, unsigned int num,
-		      unsigned int n)
-{
-	return num < n && (table[num].type & PFM_REG_KEPT) ? -EBUSY : -EINVAL;
 }
 
 /* What a vector of PMC writes leaves, one value per PMC. */
@@ -153,12 +142,7 @@ int pfm_write_pmcs(struct pfm_context *ctx, struct pfarg_pmc *req, int count)
 		const struct pfarg_pmc *r = &req[i];
 		const struct pfm_regdesc *d = pfm_pmc_desc(r->reg_num);
 
-		if (!d) {
-			err = pfm_no_reg(pfm_pmu->pmc, r->reg_num,
-					 pfm_pmu->num_pmcs);
-			break;
-		}
-		if (r->reg_set || (r->reg_flags & ~PFM_REGFL_NO_EMUL64)) {
+		if (!d || r->reg_set || (r->reg_flags & ~PFM_REGFL_NO_EMUL64)) {
 			err = -EINVAL;
 			break;
 		}
@@ -220,12 +204,8 @@ int pfm_write_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
 	for (i = 0; i < count; i++) {
 		const struct pfarg_pmd *r = &req[i];
 
-		if (!pfm_pmd_desc(r->reg_num)) {
-			err = pfm_no_reg(pfm_pmu->pmd, r->reg_num,
-					 pfm_pmu->num_pmds);
-			break;
-		}
-		if (r->reg_set || r->reg_flags || pfm_pmd_sampling_fields(r)) {
+		if (!pfm_pmd_desc(r->reg_num) || r->reg_set || r->reg_flags ||
+		    pfm_pmd_sampling_fields(r)) {
 			err = -EINVAL;
 			break;
 		}
@@ -277,12 +257,8 @@ int pfm_read_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
 	for (good = 0; good < count; good++) {
 		const struct pfarg_pmd *r = &req[good];
 
-		if (!pfm_pmd_desc(r->reg_num)) {
-			err = pfm_no_reg(pfm_pmu->pmd, r->reg_num,
-					 pfm_pmu->num_pmds);
-			break;
-		}
-		if (r->reg_set || !(ctx->written_pmds & BIT_ULL(r->reg_num))) {
+		if (!pfm_pmd_desc(r->reg_num) || r->reg_set ||
+		    !(ctx->written_pmds & BIT_ULL(r->reg_num))) {
 			err = -EINVAL;
 			break;
 		}

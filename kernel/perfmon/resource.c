@@ -13,19 +13,26 @@
  * itself the first time it loads a context after the PMU was taken, when
  * it finds that pfm_pmu_gen changed since its last reset.
  *
+ * The perf hard lockup detector holds a counter on every CPU: the first
+ * time perfmon takes the PMU, it hands hard lockup detection to the buddy
+ * detector, which needs no counter, and that lasts until the administrator
+ * reconfigures the watchdog (watchdog_hardlockup_pmu_claim()). Every
+ * counter is the contexts'. On a single CPU the buddy detector cannot run,
+ * and perfmon gets the PMU only with the NMI watchdog off.
+ *
  * Who may count follows perf_events: the same perf_event_paranoid levels,
  * capabilities and LSM hook decide whether a user may use perfmon at all
  * (here, at creation) and whether a PMC may count the kernel (regs.c).
- * Taking the PMU locks perf_events, KVM's virtual PMUs and an NMI watchdog
- * started later out for the whole machine: by default only a caller with
- * CAP_PERFMON may attach a context, unless root lets every user who may
- * count do it (unprivileged_reserve).
+ * Taking the PMU locks perf_events and KVM's virtual PMUs out for the whole
+ * machine: by default only a caller with CAP_PERFMON may attach a context,
+ * unless root lets every user who may count do it (unprivileged_reserve).
  */
 
 #include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/nmi.h>
 #include <linux/perf_event.h>
 #include <linux/perfmon_pmu.h>
 #include <linux/printk.h>
@@ -93,7 +100,8 @@ int pfm_may_reserve(void)
  * pfm_session_get - account a context being attached, taking the PMU for
  * the first
  *
- * Return: 0, or -EBUSY when another in-kernel user holds the PMU.
+ * Return: 0, or -EBUSY when another in-kernel user holds the PMU or the
+ * NMI watchdog cannot leave it.
  */
 int pfm_session_get(void)
 {
@@ -101,17 +109,26 @@ int pfm_session_get(void)
 
 	mutex_lock(&pfm_session_mutex);
 	if (!atomic_read(&pfm_task_sessions)) {
+		/* the hard lockup detector leaves its counters first */
+		ret = watchdog_hardlockup_pmu_claim();
+		if (ret) {
+			pr_info_once("perfmon: the NMI watchdog cannot give the PMU up (sysctl kernel.nmi_watchdog=0 does)\n");
+			goto out;
+		}
 		ret = pfm_pmu->reserve();
 		pfm_dbg("PMU reserved by %s[%d]: %d\n", current->comm,
 			task_pid_nr(current), ret);
-		if (ret)
+		if (ret) {
+			watchdog_hardlockup_pmu_release();
 			pr_info_once("perfmon: the PMU is in use by perf_events\n");
-		else
+		} else {
 			/* every CPU resets its PMU before it next uses it */
 			atomic64_inc(&pfm_pmu_gen);
+		}
 	}
 	if (!ret)
 		atomic_inc(&pfm_task_sessions);
+out:
 	mutex_unlock(&pfm_session_mutex);
 	return ret;
 }
@@ -126,6 +143,7 @@ void pfm_session_put(void)
 	if (atomic_dec_and_test(&pfm_task_sessions)) {
 		pfm_clear_counters();
 		pfm_pmu->release();
+		watchdog_hardlockup_pmu_release();
 		pfm_dbg("PMU released\n");
 	}
 	mutex_unlock(&pfm_session_mutex);

@@ -101,7 +101,6 @@ static long pfm_vector_call(int fd, void __user *uvec, int count,
 		ret = pfm_read_pmds(ctx, vec, count);
 		break;
 	}
-	pfm_thaw(ctx);
 	mutex_unlock(&ctx->mutex);
 
 	/* read_pmds copies the whole vector back, as far as it got */
@@ -142,7 +141,6 @@ static long pfm_ctx_call(int fd, int (*fn)(struct pfm_context *ctx))
 
 	mutex_lock(&ctx->mutex);
 	ret = fn(ctx);
-	pfm_thaw(ctx);
 	mutex_unlock(&ctx->mutex);
 	return ret;
 }
@@ -162,7 +160,6 @@ SYSCALL_DEFINE2(pfm_load_context, int, fd, struct pfarg_load __user *, ureq)
 
 	mutex_lock(&ctx->mutex);
 	ret = pfm_load_context(ctx, &req);
-	pfm_thaw(ctx);
 	mutex_unlock(&ctx->mutex);
 	return ret;
 }
@@ -187,7 +184,6 @@ SYSCALL_DEFINE2(pfm_start, int, fd, struct pfarg_start __user *, ureq)
 
 	mutex_lock(&ctx->mutex);
 	ret = pfm_start(ctx);
-	pfm_thaw(ctx);
 	mutex_unlock(&ctx->mutex);
 	return ret;
 }

@@ -246,32 +246,6 @@ static ssize_t model_show(struct kobject *kobj, struct kobj_attribute *attr,
 
 static struct kobj_attribute model_attr = __ATTR_RO(model);
 
-/* The registers the platform keeps from contexts: "pmc3 pmd3", or "". */
-static ssize_t kept_show(struct kobject *kobj, struct kobj_attribute *attr,
-			 char *buf)
-{
-	const char *sep = "";
-	unsigned int i;
-	int len = 0;
-
-	for (i = 0; i < pfm_pmu->num_pmcs; i++) {
-		if (!(pfm_pmu->pmc[i].type & PFM_REG_KEPT))
-			continue;
-		len += sysfs_emit_at(buf, len, "%spmc%u", sep, i);
-		sep = " ";
-	}
-	for (i = 0; i < pfm_pmu->num_pmds; i++) {
-		if (!(pfm_pmu->pmd[i].type & PFM_REG_KEPT))
-			continue;
-		len += sysfs_emit_at(buf, len, "%spmd%u", sep, i);
-		sep = " ";
-	}
-	len += sysfs_emit_at(buf, len, "\n");
-	return len;
-}
-
-static struct kobj_attribute kept_attr = __ATTR_RO(kept);
-
 static int __init pfm_sysfs_add_regs(struct kobject *parent,
 				     const struct pfm_regdesc *desc,
 				     unsigned int num, bool is_pmd)
@@ -307,8 +281,6 @@ static int __init pfm_sysfs_add_pmu(struct kobject *parent)
 	if (!kobj)
 		return -ENOMEM;
 	ret = sysfs_create_file(kobj, &model_attr.attr);
-	if (!ret)
-		ret = sysfs_create_file(kobj, &kept_attr.attr);
 	if (!ret)
 		ret = pfm_sysfs_add_regs(kobj, pfm_pmu->pmc, pfm_pmu->num_pmcs,
 					 false);

@@ -1,46 +1,52 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * lockup [held|handover]: a hard lockup on CPU 1 is reported while perfmon
- * uses the PMU, for the test bed's lockup boots (nmi_watchdog=1;
- * guest/lockup.sh chooses the mode).
+ * lockup [held|loop|released]: a hard lockup on CPU 1 is reported while
+ * perfmon uses the PMU, or after it gave it back, for the test bed's
+ * lockup boots (nmi_watchdog=1; guest/lockup.sh chooses the mode). The
+ * perf hard lockup detector gives its counters up at perfmon's first
+ * attach, and the buddy detector (CPU 0's watchdog timer checks CPU 1's
+ * timer interrupts) takes over until the administrator reconfigures the
+ * watchdog: the lockup must be reported by the buddy detector.
  *
- * held: a context counts on CPU 0 for the whole test, so that perfmon
- * holds the PMU and the hard lockup detector runs on the counter perfmon
- * keeps for it.
+ * held: a context counts on CPU 0 for the whole test: perfmon holds the
+ * PMU, and CPU 1 took no NMI meanwhile (no perf detector).
  *
- * handover: no context is held. A child on CPU 0, as uid 65534 (nobody),
+ * loop: no context is held. A child on CPU 0, as uid 65534 (nobody),
  * loops: create a context, program it, load it on itself, start, count a
  * short loop, stop, unload, close. With no other context in the system
- * every iteration is perfmon's first attach and its last detach, so two
- * handovers of the detector: to perfmon's counter
- * (hardlockup_detector_perf_lend()) and back to perf events. Once the loop
- * has run for WARMUP_SECONDS and WARMUP_ITERATIONS, CPU 1 locks while the
- * loop goes on: a user attaching and detaching in a loop must not keep
- * the detector from reporting it. perfmon's debug statistics show the
- * premise: CPU 0 resets its PMU once per iteration, at the first load
- * after perfmon took the PMU. A user may do this with perf_event_paranoid
- * 2 or less (the test kernel's default is 2: no
- * SECURITY_PERF_EVENTS_RESTRICT), checked first, and unprivileged_reserve
- * 1 (perfmon's default is 0: only CAP_PERFMON may attach), which the test
- * sets as root before the loop starts and puts back if it fails before
- * the lockup.
+ * every iteration is perfmon's first attach and its last detach; the
+ * first moved the watchdog to the buddy detector, the others cost it
+ * nothing. Once the loop has run for WARMUP_SECONDS and
+ * WARMUP_ITERATIONS, CPU 1 locks while the loop goes on: a user attaching
+ * and detaching in a loop must not keep the detector from reporting it.
+ * perfmon's debug statistics show the premise: CPU 0 resets its PMU once
+ * per iteration, at the first load after perfmon took the PMU. A user may
+ * do this with perf_event_paranoid 2 or less (the test kernel's default
+ * is 2: no SECURITY_PERF_EVENTS_RESTRICT), checked first, and
+ * unprivileged_reserve 1 (perfmon's default is 0: only CAP_PERFMON may
+ * attach), which the test sets as root before the loop starts and puts
+ * back if it fails before the lockup.
  *
- * Both: the detector's threshold goes down to 1 s and hardlockup_panic up
- * to 1 (their sysctls, written as root), then a child on CPU 1 spins with
- * interrupts disabled (LKDTM's HARDLOCKUP). Only the detector can report
- * that, from the NMI of its counter: "Watchdog detected hard LOCKUP on
- * cpu 1", then the panic, and QEMU (-no-reboot) exits. The judge
- * (parse-log.py) expects exactly that after the line
- * "PERFMON-EXPECT-HARD-LOCKUP cpu 1".
+ * released: the perf detector runs (the administrator's reconfiguration
+ * brings it back, and CPU 1 takes its NMIs), then a context is attached,
+ * counts and is closed: the last release leaves the buddy detector on,
+ * CPU 1 takes no more NMIs, and then CPU 1 locks.
+ *
+ * All: the detector's threshold goes down to 1 s and hardlockup_panic up
+ * to 1 (their sysctls, written as root; a reconfiguration of the
+ * watchdog), then a child on CPU 1 spins with interrupts disabled
+ * (LKDTM's HARDLOCKUP): "Watchdog detected hard LOCKUP on cpu 1", then
+ * the panic, and QEMU (-no-reboot) exits. The judge (parse-log.py)
+ * expects exactly that after the line "PERFMON-EXPECT-HARD-LOCKUP cpu 1".
  *
  * A check that fails prints "PERFMON-GUEST: ERROR lockup: ..."; the
- * judge fails on that line. The checks that the watchdog is on and has a
- * counter do not stop the test: with the detector off (nmi_watchdog=0, a
- * negative control) CPU 1 still locks, and the judge finds no report.
- * While it waits for the report, the handover mode prints each second
- * how many iterations the loop has done and how many NMIs CPU 1 took,
- * and, once the loop has stopped for 3 s, where it waits in the kernel.
- * Without a report in REPORT_SECONDS the boot ends with status 1.
+ * judge fails on that line. The check that the watchdog is on does not
+ * stop the test: with the detector off (nmi_watchdog=0, a negative
+ * control) CPU 1 still locks, and the judge finds no report. While it
+ * waits for the report, the loop mode prints each second how many
+ * iterations the loop has done and how many NMIs CPU 1 took, and, once
+ * the loop has stopped for 3 s, where it waits in the kernel. Without a
+ * report in REPORT_SECONDS the boot ends with status 1.
  *
  * Built by check-guest.sh against the selftests' pfm_util.h and the uapi
  * headers of the test kernel.
@@ -57,8 +63,8 @@
 #define WARMUP_ITERATIONS	300
 /* the loop is too slow (or stuck) when it needs longer than this */
 #define WARMUP_MAX_SECONDS	60
-/* iterations of pfm_loop() that each handover iteration counts */
-#define HANDOVER_LOOP		10000
+/* iterations of pfm_loop() that each iteration of the attach loop counts */
+#define ITERATION_LOOP		10000
 /* how long CPU 0 waits for the report */
 #define REPORT_SECONDS		60
 
@@ -112,7 +118,7 @@ static double uptime(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* The NMI watchdog runs and perfmon keeps a counter for it. */
+/* The NMI watchdog runs. */
 static void check_watchdog(void)
 {
 	char buf[256];
@@ -121,11 +127,6 @@ static void check_watchdog(void)
 	if (pfm_file_read("/proc/sys/kernel/nmi_watchdog", buf, sizeof(buf)) < 0 ||
 	    buf[0] != '1')
 		fail("the NMI watchdog is not on");
-	errno = 0;
-	if (pfm_file_read(PFM_SYSFS "/pmu_desc/kept", buf, sizeof(buf)) <= 1)
-		fail("perfmon kept no counter for the NMI watchdog");
-	else
-		printf("lockup: perfmon keeps %s", buf);
 }
 
 /* A 1 s threshold, and a panic at the report: root only. */
@@ -137,12 +138,7 @@ static int set_detector(void)
 	return 0;
 }
 
-/*
- * The event select of instructions at user level on this PMU, or 0. The
- * contexts count on PMC0/PMD0 only: PMC0 is never the counter kept for
- * the watchdog (the last general-purpose one), and on Core 2, which has
- * two, it is the only one left.
- */
+/* The event select of instructions at user level on this PMU, or 0. */
 static __u64 insn_evtsel(void)
 {
 	struct pfm_pmu pmu;
@@ -190,6 +186,8 @@ static int lock_cpu1(void)
 	return spawn(hard_lockup, NULL) < 0;
 }
 
+static long cpu1_nmis_over(unsigned int seconds);
+
 static int held(__u64 evtsel)
 {
 	struct perf_event_attr attr;
@@ -208,6 +206,11 @@ static int held(__u64 evtsel)
 		return fail("perf_event_open() did not get EBUSY from perfmon");
 	if (set_detector())
 		return 1;
+	/* the reconfiguration with a context attached keeps the buddy */
+	if (cpu1_nmis_over(3)) {
+		errno = 0;
+		fail("CPU 1 took NMIs while perfmon held the PMU");
+	}
 	if (pfm_read_pmd(fd, 0, &v0))
 		return fail("read PMD0");
 	if (lock_cpu1())
@@ -222,29 +225,29 @@ static int held(__u64 evtsel)
 	return no_report();
 }
 
-/* What the handover loop shares with its parent. */
-struct handover {
+/* What the attach loop shares with its parent. */
+struct attach_loop {
 	__u64 evtsel;			/* what the contexts count */
 	unsigned long iterations;	/* completed, written by the loop only */
 	__u64 insn;			/* what each iteration counts */
 	int failed;
 };
 
-/* Start, count pfm_loop(HANDOVER_LOOP), stop, read PMD0. */
+/* Start, count pfm_loop(ITERATION_LOOP), stop, read PMD0. */
 static int count_loop(int fd, __u64 *insn)
 {
 	if (pfm_start(fd, NULL))
 		return -1;
-	pfm_loop(HANDOVER_LOOP);
+	pfm_loop(ITERATION_LOOP);
 	if (pfm_stop(fd))
 		return -1;
 	return pfm_read_pmd(fd, 0, insn);
 }
 
 /* The loop on CPU 0, as uid 65534: returns when a call fails. */
-static int handover_loop(void *arg)
+static int attach_loop_child(void *arg)
 {
-	struct handover *h = arg;
+	struct attach_loop *h = arg;
 	const char *what = NULL;
 	__u64 insn;
 	char msg[160];
@@ -276,7 +279,7 @@ static int handover_loop(void *arg)
 		} else if (insn != h->insn) {
 			errno = 0;
 			snprintf(msg, sizeof(msg),
-				 "handover iteration %lu counted %llu instructions, the first %llu",
+				 "loop iteration %lu counted %llu instructions, the first %llu",
 				 h->iterations + 1, (unsigned long long)insn,
 				 (unsigned long long)h->insn);
 			h->failed = 1;
@@ -284,13 +287,13 @@ static int handover_loop(void *arg)
 		}
 		__atomic_store_n(&h->iterations, h->iterations + 1, __ATOMIC_RELEASE);
 	}
-	snprintf(msg, sizeof(msg), "handover iteration %lu as uid %d: %s",
+	snprintf(msg, sizeof(msg), "loop iteration %lu as uid %d: %s",
 		 h->iterations + 1, (int)getuid(), what);
 	h->failed = 1;
 	return fail(msg);
 }
 
-/* unprivileged_reserve as the handover found it, "" once put back. */
+/* unprivileged_reserve as the loop found it, "" once put back. */
 static char reserve[PFM_RESERVE_LEN];
 
 /* Put unprivileged_reserve back after a failure before the lockup. */
@@ -339,6 +342,15 @@ static long cpu1_nmis(void)
 	return n1;
 }
 
+/* NMIs CPU 1 took in @seconds, or -1. */
+static long cpu1_nmis_over(unsigned int seconds)
+{
+	long n0 = cpu1_nmis();
+
+	sleep(seconds);
+	return n0 < 0 ? -1 : cpu1_nmis() - n0;
+}
+
 /* Where the loop waits in the kernel, for the log of a failure. */
 static void print_stack(pid_t pid)
 {
@@ -348,29 +360,29 @@ static void print_stack(pid_t pid)
 	if (pfm_file_read(path, buf, sizeof(buf)) <= 0)
 		return;
 	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
-		printf("lockup: handover:   %s\n", line);
+		printf("lockup: loop:   %s\n", line);
 }
 
-static unsigned long iterations(struct handover *h)
+static unsigned long iterations(struct attach_loop *h)
 {
 	return __atomic_load_n(&h->iterations, __ATOMIC_ACQUIRE);
 }
 
-static int handover(__u64 evtsel)
+static int attach_loop(__u64 evtsel)
 {
 	unsigned long n, n1, last = 0;
-	struct handover *h;
+	struct attach_loop *h;
 	long r0, r;
 	double t0, t;
 	char buf[64];
 	int level, i, still = 0;
-	pid_t loop;
+	pid_t child;
 
 	/* may an unprivileged user count at all? */
 	level = pfm_paranoid_get();
 	if (pfm_file_read(PFM_SYSFS "/unprivileged_reserve", buf, sizeof(buf)) <= 0)
 		return fail("read unprivileged_reserve");
-	printf("lockup: handover: perf_event_paranoid %d, unprivileged_reserve %s",
+	printf("lockup: loop: perf_event_paranoid %d, unprivileged_reserve %s",
 	       level, buf);
 	if (level > 2) {
 		errno = 0;
@@ -389,8 +401,8 @@ static int handover(__u64 evtsel)
 	h->evtsel = evtsel;
 	r0 = cpu0_resets();
 	t0 = uptime();
-	loop = spawn(handover_loop, h);
-	if (loop < 0)
+	child = spawn(attach_loop_child, h);
+	if (child < 0)
 		return restore_reserve(1);
 
 	do {
@@ -401,34 +413,34 @@ static int handover(__u64 evtsel)
 		t = uptime() - t0;
 		if (t > WARMUP_MAX_SECONDS) {
 			errno = 0;
-			return restore_reserve(fail("the handover loop is too slow"));
+			return restore_reserve(fail("the attach loop is too slow"));
 		}
 	} while (t < WARMUP_SECONDS || n < WARMUP_ITERATIONS);
 	r = cpu0_resets();
 	n1 = iterations(h);
-	printf("lockup: handover: %lu iterations as uid 65534 in %.1f s, each counted %llu user-level instructions (pfm_loop(%d): %d)\n",
-	       n, t, (unsigned long long)h->insn, HANDOVER_LOOP,
-	       PFM_LOOP_INSN * HANDOVER_LOOP + 2);
+	printf("lockup: loop: %lu iterations as uid 65534 in %.1f s, each counted %llu user-level instructions (pfm_loop(%d): %d)\n",
+	       n, t, (unsigned long long)h->insn, ITERATION_LOOP,
+	       PFM_LOOP_INSN * ITERATION_LOOP + 2);
 	if (r0 < 0 || r < 0) {
-		printf("lockup: handover: no perfmon debug statistics (CONFIG_PERFMON_DEBUG)\n");
+		printf("lockup: loop: no perfmon debug statistics (CONFIG_PERFMON_DEBUG)\n");
 	} else {
 		/*
 		 * The loop ran on while r and n1 were read: n iterations had
 		 * loaded their context, n1 + 1 at the most.
 		 */
-		printf("lockup: handover: CPU 0 reset its PMU %ld times in %lu to %lu iterations\n",
+		printf("lockup: loop: CPU 0 reset its PMU %ld times in %lu to %lu iterations\n",
 		       r - r0, n, n1 + 1);
 		if (r - r0 < (long)n || r - r0 > (long)n1 + 1) {
 			errno = 0;
 			fail("the iterations did not each take the PMU");
 		}
 	}
-	if (h->insn < PFM_LOOP_INSN * HANDOVER_LOOP + 2) {
+	if (h->insn < PFM_LOOP_INSN * ITERATION_LOOP + 2) {
 		errno = 0;
 		fail("each iteration counted less than its loop");
 	}
 
-	printf("lockup: handover: CPU 1 locks after %lu iterations, at %.2f s, %ld NMIs on CPU 1\n",
+	printf("lockup: loop: CPU 1 locks after %lu iterations, at %.2f s, %ld NMIs on CPU 1\n",
 	       iterations(h), uptime(), cpu1_nmis());
 	if (lock_cpu1())
 		return 1;
@@ -439,17 +451,51 @@ static int handover(__u64 evtsel)
 	for (i = 0; i < REPORT_SECONDS; i++) {
 		sleep(1);
 		n = iterations(h);
-		printf("lockup: handover: %lu iterations at %.2f s, %ld NMIs on CPU 1\n",
+		printf("lockup: loop: %lu iterations at %.2f s, %ld NMIs on CPU 1\n",
 		       n, uptime(), cpu1_nmis());
 		/* once, when the loop has stopped for 3 s */
 		still = n == last ? still + 1 : 0;
 		last = n;
 		if (still == 3) {
-			printf("lockup: handover: the loop waits in iteration %lu at:\n",
+			printf("lockup: loop: the loop waits in iteration %lu at:\n",
 			       n + 1);
-			print_stack(loop);
+			print_stack(child);
 		}
 	}
+	return no_report();
+}
+
+static int released(__u64 evtsel)
+{
+	long n;
+	int fd;
+
+	/* no context attached: the perf detector comes back */
+	if (set_detector())
+		return 1;
+	n = cpu1_nmis_over(3);
+	printf("lockup: released: %ld NMIs on CPU 1 in 3 s before the context\n", n);
+	if (n < 2) {
+		errno = 0;
+		fail("the perf detector did not run on CPU 1");
+	}
+	fd = pfm_create(0);
+	if (fd < 0 || program(fd, evtsel) || pfm_load(fd, pfm_gettid()) ||
+	    pfm_start(fd, NULL))
+		return fail("count on CPU 0");
+	pfm_loop(100000);
+	if (close(fd))
+		return fail("close the context");
+	/* the last release: the buddy detector stays */
+	n = cpu1_nmis_over(3);
+	printf("lockup: released: %ld NMIs on CPU 1 in 3 s after the context\n", n);
+	if (n) {
+		errno = 0;
+		fail("CPU 1 took NMIs after the last context");
+	}
+	if (lock_cpu1())
+		return 1;
+	sleep(REPORT_SECONDS);
 	return no_report();
 }
 
@@ -468,8 +514,10 @@ int main(int argc, char **argv)
 	printf("lockup: mode %s\n", mode);
 	if (!strcmp(mode, "held"))
 		return held(evtsel);
-	if (!strcmp(mode, "handover"))
-		return handover(evtsel);
+	if (!strcmp(mode, "loop"))
+		return attach_loop(evtsel);
+	if (!strcmp(mode, "released"))
+		return released(evtsel);
 	errno = EINVAL;
 	return fail("unknown mode");
 }

@@ -7,8 +7,9 @@
 # 3 2N exactly (demo/threads-check.sh, as make run does). Then a hard
 # lockup on CPU 1 (guest/lockup.c) in the mode testbed.lockup= names on
 # the command line: held (the default: a context counts on CPU 0
-# throughout) or handover (an unprivileged user attaches and detaches a
-# context on CPU 0 in a loop). A failed check prints "PERFMON-GUEST:
+# throughout), loop (an unprivileged user attaches and detaches a context
+# on CPU 0 in a loop) or released (after the last context is closed). A
+# failed check prints "PERFMON-GUEST:
 # ERROR lockup: ..." and the lockup still follows. The boot ends in the
 # detector's panic; parse-log.py expects exactly that report after the
 # line "PERFMON-EXPECT-HARD-LOCKUP cpu 1".

@@ -4,9 +4,8 @@
  *
  * MSR access, the global enable of Intel and of AMD PerfMonV2, the overflow
  * interrupt (an NMI, as perf_events programs LVTPC), user-space RDPMC
- * (CR4.PCE), the reservation that keeps perf_events and perfmon from
- * using the PMU at the same time, and the NMI watchdog's counter while
- * perfmon holds the PMU.
+ * (CR4.PCE), and the reservation that keeps perf_events and perfmon from
+ * using the PMU at the same time.
  */
 
 #include <linux/init.h>
@@ -14,9 +13,7 @@
 #include <linux/nmi.h>
 #include <linux/perfmon_pmu.h>
 #include <linux/printk.h>
-#include <linux/reboot.h>
 #include <linux/smp.h>
-#include <linux/syscore_ops.h>
 #include <asm/apic.h>
 #include <asm/msr.h>
 #include <asm/nmi.h>
@@ -30,46 +27,6 @@ static struct pfm_x86_pmu pfm_x86 __ro_after_init;
 static bool pfm_x86_nmi_registered;
 /* perfmon holds the PMU: every overflow interrupt is its own. */
 static bool pfm_x86_held;
-
-/*
- * The NMI watchdog. The perf hard lockup detector holds a counter on every
- * CPU, and with it perf's whole reservation. When it runs at boot, perfmon
- * keeps one general-purpose counter from contexts (PFM_REG_KEPT) and, while
- * it holds the PMU, runs the detector there, on unhalted core cycles with
- * the detector's period; the detector goes back to its perf events when
- * perfmon gives the PMU back (hardlockup_detector_perf_lend()).
- *
- * @idx: the GP counter kept, or -1
- * @evtsel: its event select while it counts
- * @max: the most events it counts from one write to its overflow
- */
-static struct {
-	int	idx;
-	u64	evtsel;
-	u64	max;
-} pfm_x86_wd __ro_after_init = { .idx = -1 };
-
-/**
- * struct pfm_x86_wd_cpu - the watchdog's counter on one CPU
- * @period: cycles between two checks of the detector
- * @left: cycles of the period still to count after those counting now
- * @running: the counter counts for the detector
- */
-struct pfm_x86_wd_cpu {
-	u64	period;
-	u64	left;
-	bool	running;
-};
-
-static DEFINE_PER_CPU(struct pfm_x86_wd_cpu, pfm_x86_wd_cpu);
-
-/* The watchdog's counter, as a PMD bitmask, when it counts on this CPU. */
-static u64 pfm_x86_wd_pmds(void)
-{
-	if (pfm_x86_wd.idx < 0 || !this_cpu_read(pfm_x86_wd_cpu.running))
-		return 0;
-	return BIT_ULL(pfm_x86_wd.idx);
-}
 
 static void pfm_x86_write_pmc(unsigned int cnum, u64 value)
 {
@@ -108,10 +65,8 @@ static u64 pfm_x86_global_bits(u64 pmds)
 	       ((pmds >> PFM_X86_FIXED_BASE) << INTEL_PMC_IDX_FIXED);
 }
 
-/* The global enable and disable leave the watchdog's counter counting. */
 static void pfm_x86_enable(u64 pmds)
 {
-	pmds |= pfm_x86_wd_pmds();
 	if (pfm_x86.flags & PFM_X86_INTEL_GLOBAL)
 		wrmsrl(MSR_CORE_PERF_GLOBAL_CTRL, pfm_x86_global_bits(pmds));
 	else if (pfm_x86.flags & PFM_X86_AMD_GLOBAL)
@@ -120,12 +75,10 @@ static void pfm_x86_enable(u64 pmds)
 
 static void pfm_x86_disable(void)
 {
-	u64 wd = pfm_x86_wd_pmds();
-
 	if (pfm_x86.flags & PFM_X86_INTEL_GLOBAL)
-		wrmsrl(MSR_CORE_PERF_GLOBAL_CTRL, pfm_x86_global_bits(wd));
+		wrmsrl(MSR_CORE_PERF_GLOBAL_CTRL, 0);
 	else if (pfm_x86.flags & PFM_X86_AMD_GLOBAL)
-		wrmsrl(MSR_AMD64_PERF_CNTR_GLOBAL_CTL, wd);
+		wrmsrl(MSR_AMD64_PERF_CNTR_GLOBAL_CTL, 0);
 }
 
 static void pfm_x86_ack(u64 pmds)
@@ -190,12 +143,12 @@ static void pfm_x86_reset(void)
 		    (GENMASK_ULL(pfm_x86.num_gp - 1, 0) |
 		     (pfm_x86.num_fixed ?
 		      GENMASK_ULL(PFM_X86_FIXED_BASE + pfm_x86.num_fixed - 1,
-				  PFM_X86_FIXED_BASE) : 0)) & ~pfm_x86_wd_pmds());
+				  PFM_X86_FIXED_BASE) : 0)));
 	if (boot_cpu_has(X86_FEATURE_APIC))
 		apic_write(APIC_LVTPC, APIC_DM_NMI);
 }
 
-static void pfm_x86_give(void)
+static void pfm_x86_release(void)
 {
 	unsigned int i;
 
@@ -204,106 +157,6 @@ static void pfm_x86_give(void)
 		release_evntsel_nmi(pfm_x86.pmc[i].addr);
 		release_perfctr_nmi(pfm_x86.pmd[i].addr);
 	}
-}
-
-/* Set or clear the watchdog counter's bit in the global control. */
-static void pfm_x86_wd_global(bool on)
-{
-	unsigned int msr;
-	u64 v, bit;
-
-	if (pfm_x86.flags & PFM_X86_INTEL_GLOBAL) {
-		msr = MSR_CORE_PERF_GLOBAL_CTRL;
-		bit = pfm_x86_global_bits(BIT_ULL(pfm_x86_wd.idx));
-	} else if (pfm_x86.flags & PFM_X86_AMD_GLOBAL) {
-		msr = MSR_AMD64_PERF_CNTR_GLOBAL_CTL;
-		bit = BIT_ULL(pfm_x86_wd.idx);
-	} else {
-		return;
-	}
-	rdmsrl(msr, v);
-	wrmsrl(msr, on ? v | bit : v & ~bit);
-}
-
-/* Start the next stretch of the period: at most pfm_x86_wd.max cycles. */
-static void pfm_x86_wd_arm(struct pfm_x86_wd_cpu *wd)
-{
-	const struct pfm_regdesc *d = &pfm_x86.pmd[pfm_x86_wd.idx];
-	u64 n = min(wd->left, pfm_x86_wd.max);
-
-	wd->left -= n;
-	pfm_x86_write_pmd(pfm_x86_wd.idx, -n & GENMASK_ULL(d->hw_width - 1, 0));
-}
-
-/* Program this CPU's watchdog counter for a whole period, and start it. */
-static void pfm_x86_wd_program(struct pfm_x86_wd_cpu *wd)
-{
-	unsigned long evtsel = pfm_x86.pmc[pfm_x86_wd.idx].addr;
-
-	wrmsrl(evtsel, 0);
-	wd->left = wd->period;
-	pfm_x86_wd_arm(wd);
-	if (boot_cpu_has(X86_FEATURE_APIC))
-		apic_write(APIC_LVTPC, APIC_DM_NMI);
-	wrmsrl(evtsel, pfm_x86_wd.evtsel);
-	wd->running = true;
-	pfm_x86_wd_global(true);
-}
-
-/* The detector's start: on this CPU, where watchdog_hardlockup_enable() runs. */
-static int pfm_x86_wd_start(u64 period)
-{
-	unsigned long flags;
-
-	if (pfm_x86_wd.idx < 0)
-		return -ENODEV;
-	local_irq_save(flags);
-	this_cpu_write(pfm_x86_wd_cpu.period, max(period, 1ULL));
-	pfm_x86_wd_program(this_cpu_ptr(&pfm_x86_wd_cpu));
-	local_irq_restore(flags);
-	return 0;
-}
-
-static void pfm_x86_wd_stop(void)
-{
-	unsigned long flags;
-
-	local_irq_save(flags);
-	if (this_cpu_read(pfm_x86_wd_cpu.running)) {
-		pfm_x86_wd_global(false);
-		this_cpu_write(pfm_x86_wd_cpu.running, false);
-		wrmsrl(pfm_x86.pmc[pfm_x86_wd.idx].addr, 0);
-		pfm_x86_write_pmd(pfm_x86_wd.idx, 0);
-		pfm_x86_ack(BIT_ULL(pfm_x86_wd.idx));
-	}
-	local_irq_restore(flags);
-}
-
-/*
- * Did the watchdog's counter overflow? Re-arm it, and at the end of a
- * period run the detector's check, as its perf event would.
- */
-static bool pfm_x86_wd_nmi(struct pt_regs *regs)
-{
-	struct pfm_x86_wd_cpu *wd = this_cpu_ptr(&pfm_x86_wd_cpu);
-	const struct pfm_regdesc *d;
-	bool check = false;
-
-	if (pfm_x86_wd.idx < 0 || !wd->running)
-		return false;
-	d = &pfm_x86.pmd[pfm_x86_wd.idx];
-	/* it counts up from a negative value: the top bit clears at the wrap */
-	if (pfm_x86_read_pmd(pfm_x86_wd.idx) & BIT_ULL(d->hw_width - 1))
-		return false;
-	if (!wd->left) {
-		wd->left = wd->period;
-		check = true;
-	}
-	pfm_x86_wd_arm(wd);
-	pfm_x86_ack(BIT_ULL(pfm_x86_wd.idx));
-	if (check)
-		hardlockup_detector_perf_overflow(regs);
-	return true;
 }
 
 /*
@@ -333,20 +186,19 @@ static u64 pfm_x86_ack_status(void)
 
 /*
  * While perfmon holds the PMU, every counter overflow is its own, whether
- * the watchdog's counter or a live context's counter raised it, or a
- * counter no context counts on now (a save folded it, or the interrupt
- * came late). The global status is acknowledged first, then the counters
- * are found by their values: one that overflows in between raises another
- * interrupt. Intel masks LVTPC when it delivers a PMI: it is unmasked for
- * every NMI meanwhile, as perf_events does, so that an overflow interrupt
- * nobody claims does not silence the next ones.
+ * a live context's counter raised it or a counter no context counts on
+ * now (a save folded it, or the interrupt came late). The global status
+ * is acknowledged first, then the counters are found by their values:
+ * one that overflows in between raises another interrupt. Intel masks
+ * LVTPC when it delivers a PMI: it is unmasked for every NMI meanwhile,
+ * as perf_events does, so that an overflow interrupt nobody claims does
+ * not silence the next ones.
  */
 static int pfm_x86_nmi(unsigned int cmd, struct pt_regs *regs)
 {
 	bool held = READ_ONCE(pfm_x86_held);
 	bool mine = held && pfm_x86_ack_status();
 
-	mine |= pfm_x86_wd_nmi(regs);
 	mine |= pfm_interrupt();
 	if ((held || mine) && (pfm_x86.flags & PFM_X86_LVTPC_MASKS))
 		apic_write(APIC_LVTPC, APIC_DM_NMI);
@@ -359,7 +211,7 @@ static int pfm_x86_nmi(unsigned int cmd, struct pt_regs *regs)
  * or none, so perfmon holding any of them keeps perf out, and perf holding
  * them keeps perfmon out. Each CPU resets its PMU at its first use.
  */
-static int pfm_x86_take(void)
+static int pfm_x86_reserve(void)
 {
 	unsigned int i;
 
@@ -390,102 +242,6 @@ fail:
 		release_perfctr_nmi(pfm_x86.pmd[i].addr);
 	}
 	return -EBUSY;
-}
-
-static const struct hardlockup_pmu_owner pfm_x86_wd_owner = {
-	.take	= pfm_x86_take,
-	.give	= pfm_x86_give,
-	.start	= pfm_x86_wd_start,
-	.stop	= pfm_x86_wd_stop,
-};
-
-/*
- * With a counter kept for the NMI watchdog, the detector's perf events
- * make way for perfmon and the detector runs on that counter meanwhile.
- */
-static int pfm_x86_reserve(void)
-{
-	if (pfm_x86_wd.idx >= 0)
-		return hardlockup_detector_perf_lend(&pfm_x86_wd_owner);
-	if (hardlockup_detector_perf_running())
-		pr_info_once("perfmon: the NMI watchdog holds the PMU: it did not run at boot, so no counter is kept for it (sysctl kernel.nmi_watchdog=0 frees the PMU)\n");
-	return pfm_x86_take();
-}
-
-static void pfm_x86_release(void)
-{
-	if (pfm_x86_wd.idx >= 0)
-		hardlockup_detector_perf_reclaim();
-	else
-		pfm_x86_give();
-}
-
-/*
- * The watchdog's counter must not count into the next kernel (perf's
- * check_hw_exists() would find it enabled), and resume finds it reset.
- */
-static void pfm_x86_wd_halt(void *unused)
-{
-	pfm_x86_wd_stop();
-}
-
-static int pfm_x86_wd_reboot(struct notifier_block *nb, unsigned long action,
-			     void *unused)
-{
-	on_each_cpu(pfm_x86_wd_halt, NULL, 1);
-	return NOTIFY_DONE;
-}
-
-static struct notifier_block pfm_x86_wd_reboot_nb = {
-	.notifier_call	= pfm_x86_wd_reboot,
-	.priority	= INT_MIN,
-};
-
-static void pfm_x86_wd_resume(void *unused)
-{
-	if (this_cpu_read(pfm_x86_wd_cpu.running))
-		pfm_x86_wd_program(this_cpu_ptr(&pfm_x86_wd_cpu));
-}
-
-static const struct syscore_ops pfm_x86_wd_syscore_ops = {
-	.resume	= pfm_x86_wd_resume,
-};
-
-static struct syscore pfm_x86_wd_syscore = {
-	.ops = &pfm_x86_wd_syscore_ops,
-};
-
-/*
- * Keep a counter for the NMI watchdog when the perf hard lockup detector
- * runs: the last GP counter (PMC2 on AMD family 15h, whose cycle event
- * counts only on PMC0-2), on unhalted core cycles. The detector's
- * default event is cycles at the kernel and user levels, and on Intel
- * perf puts it on fixed counter 1; a GP counter leaves the fixed counters
- * to the tools, which put cycles and instructions there.
- */
-static void __init pfm_x86_keep_wd_counter(void)
-{
-	bool amd = boot_cpu_data.x86_vendor == X86_VENDOR_AMD ||
-		   boot_cpu_data.x86_vendor == X86_VENDOR_HYGON;
-	const struct pfm_regdesc *d;
-	int idx;
-
-	if (!hardlockup_detector_perf_running() || pfm_x86.num_gp < 2)
-		return;
-	idx = pfm_x86.num_gp - 1;
-	if (amd && boot_cpu_data.x86 == 0x15)
-		idx = 2;
-	d = &pfm_x86.pmd[idx];
-	pfm_x86_wd.idx = idx;
-	pfm_x86_wd.max = BIT_ULL(d->width) - 1;
-	pfm_x86_wd.evtsel = (amd ? 0x76 : 0x3c) | ARCH_PERFMON_EVENTSEL_USR |
-			    ARCH_PERFMON_EVENTSEL_OS | PFM_X86_EVTSEL_INT |
-			    PFM_X86_EVTSEL_EN;
-	pfm_x86.pmc[idx].type = PFM_REG_KEPT;
-	pfm_x86.pmd[idx].type = PFM_REG_KEPT;
-	register_reboot_notifier(&pfm_x86_wd_reboot_nb);
-	register_syscore(&pfm_x86_wd_syscore);
-	pr_info("perfmon: PMC%d/PMD%d kept for the NMI watchdog\n", idx, idx);
 }
 
 /*
@@ -521,7 +277,6 @@ static int __init pfm_x86_init(void)
 		return 0;
 	}
 
-	pfm_x86_keep_wd_counter();
 	pfm_x86.pmu.reserve = pfm_x86_reserve;
 	pfm_x86.pmu.release = pfm_x86_release;
 	pfm_x86.pmu.reset = pfm_x86_reset;

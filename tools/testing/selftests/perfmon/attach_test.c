@@ -234,6 +234,33 @@ TEST_F(attach, load_traced_stopped)
 	EXPECT_EQ(0, pfm_load(self->fd, self->child));
 }
 
+/*
+ * A seized tracee in a group stop, then in PTRACE_LISTEN: stopped for
+ * ptrace before the listen, not after it, as for a ptrace request.
+ */
+TEST_F(attach, load_traced_listening)
+{
+	int status;
+
+	self->child = pfm_fork_idle();
+	ASSERT_LT(0, self->child);
+	ASSERT_EQ(0, ptrace(PTRACE_SEIZE, self->child, 0, 0));
+	ASSERT_EQ(0, kill(self->child, SIGSTOP));
+	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
+	ASSERT_TRUE(WIFSTOPPED(status));
+	ASSERT_EQ(SIGSTOP, WSTOPSIG(status));
+	/* the signal-delivery stop: let it become a group stop */
+	ASSERT_EQ(0, ptrace(PTRACE_CONT, self->child, 0, SIGSTOP));
+	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
+	ASSERT_EQ(PTRACE_EVENT_STOP, status >> 16);
+	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+	EXPECT_EQ(0, pfm_load(self->fd, self->child));
+	EXPECT_EQ(0, pfm_unload_context(self->fd));
+	ASSERT_EQ(0, ptrace(PTRACE_LISTEN, self->child, 0, 0));
+	expect_err(_metadata, pfm_load(self->fd, self->child), ESRCH,
+		   "listening tracee");
+}
+
 /* pipes[0]: the thread sends its id; pipes[1]: it waits for a byte. */
 static void *sibling_fn(void *arg)
 {
@@ -1359,17 +1386,21 @@ TEST_F_TIMEOUT(access, paranoid3_root_counts_user_and_kernel, 120)
 }
 
 /*
- * The NMI watchdog. When the perf hard lockup detector runs at boot
- * (nmi_watchdog=1), perfmon keeps one general-purpose counter from
- * contexts (pmu_desc/kept) and, while it holds the PMU, runs the detector
- * there; the detector goes back to its perf events when perfmon gives the
- * PMU back. Without the detector at boot every test of "wd" skips.
+ * The NMI watchdog. While the perf hard lockup detector runs it holds a
+ * counter on every CPU; the first time perfmon takes the PMU the detector
+ * gives its counters up and the buddy detector, which needs none, watches
+ * the CPUs from then on, until the administrator reconfigures the watchdog
+ * (sysctl kernel.nmi_watchdog 0, then 1) with no context attached. Every
+ * counter stays the contexts'. Each test starts with the perf detector
+ * running (the fixture reconfigures the watchdog); every test of "wd"
+ * skips when the watchdog is off or has no perf detector.
  *
- * The detector's overflow interrupts are NMIs that nothing else raises
- * here: the tests count them in /proc/interrupts. Its threshold is set to
- * 1 s, so that it overflows every cpu_khz * 1000 cycles of its CPU; on the
- * emulated PMU a cycle is 2 per instruction plus 1 per branch, 11 per
- * iteration of pfm_loop(), at every privilege level.
+ * The perf detector's overflow interrupts are NMIs that nothing else
+ * raises here: the tests count them in /proc/interrupts. Its threshold is
+ * set to 1 s, so that it overflows every cpu_khz * 1000 cycles of its CPU;
+ * on the emulated PMU a cycle is 2 per instruction plus 1 per branch, 11
+ * per iteration of pfm_loop(), at every privilege level. The buddy
+ * detector raises none.
  */
 #define NMI_WATCHDOG	"/proc/sys/kernel/nmi_watchdog"
 #define WATCHDOG_THRESH	"/proc/sys/kernel/watchdog_thresh"
@@ -1382,7 +1413,6 @@ FIXTURE(wd) {
 	struct pfm_pmu pmu;
 	char thresh[16];	/* saved watchdog_thresh, "" while unchanged */
 	unsigned long period;	/* iterations of pfm_loop() per period */
-	int kept_pmc, kept_pmd;
 	int fd;
 };
 
@@ -1426,21 +1456,34 @@ static unsigned long wd_cpu_khz(void)
 	return mhz * 1000;
 }
 
+/* The NMIs CPU 0 takes while the caller spins @n iterations there. */
+static long wd_spin_nmis(unsigned long n)
+{
+	long n0 = wd_nmis(0);
+
+	pfm_loop(n);
+	return wd_nmis(0) - n0;
+}
+
+/* The administrator's reconfiguration: the perf detector, if no claim. */
+static int wd_reconfigure(void)
+{
+	if (pfm_file_write(NMI_WATCHDOG, "0"))
+		return -1;
+	return pfm_file_write(NMI_WATCHDOG, "1");
+}
+
 FIXTURE_SETUP(wd)
 {
-	char kept[64];
 	unsigned long khz;
-	int n;
+	char buf[8];
 
 	self->fd = -1;
 	self->thresh[0] = '\0';
 	if (pfm_require_pmu(_metadata, &self->pmu))
 		return;
-	ASSERT_LT(0, pfm_read_sysfs("pmu_desc/kept", kept, sizeof(kept)));
-	if (kept[0] == '\n')
-		SKIP(return, "no counter kept: the NMI watchdog did not run at boot");
-	n = sscanf(kept, "pmc%d pmd%d", &self->kept_pmc, &self->kept_pmd);
-	ASSERT_EQ(2, n) TH_LOG("kept: %s", kept);
+	if (pfm_file_read(NMI_WATCHDOG, buf, sizeof(buf)) <= 0 || buf[0] != '1')
+		SKIP(return, "the NMI watchdog is off");
 	ASSERT_EQ(0, wd_pin(0));
 	khz = wd_cpu_khz();
 	ASSERT_LT(0, khz);
@@ -1448,7 +1491,9 @@ FIXTURE_SETUP(wd)
 	ASSERT_LT(0, pfm_file_read(WATCHDOG_THRESH, self->thresh,
 				   sizeof(self->thresh)));
 	ASSERT_EQ(0, pfm_file_write(WATCHDOG_THRESH, "1"));
-	ASSERT_EQ(0, pfm_file_write(NMI_WATCHDOG, "1"));
+	ASSERT_EQ(0, wd_reconfigure());
+	if (wd_spin_nmis(3 * self->period) < 2)
+		SKIP(return, "no perf hard lockup detector");
 }
 
 FIXTURE_TEARDOWN(wd)
@@ -1476,60 +1521,69 @@ static int wd_count_self(const struct pfm_pmu *pmu)
 	return fd;
 }
 
-/* The NMIs CPU 0 takes while the caller spins @n iterations there. */
-static long wd_spin_nmis(unsigned long n)
+/* pfm_loop(100000) counts exactly in @fd: warm-up runs first. */
+static void wd_count_exact(struct __test_metadata *_metadata, int fd)
 {
-	long n0 = wd_nmis(0);
+	__u64 insn[2], branch[2];
 
-	pfm_loop(n);
-	return wd_nmis(0) - n0;
+	ASSERT_EQ(0, pfm_measure(fd, 1000, &insn[0], &branch[0]));
+	ASSERT_EQ(0, pfm_measure(fd, 1000, &insn[0], &branch[0]));
+	ASSERT_EQ(0, pfm_measure(fd, 101000, &insn[1], &branch[1]));
+	EXPECT_EQ(100000ULL * PFM_LOOP_INSN, insn[1] - insn[0]);
+	EXPECT_EQ(100000ULL * PFM_LOOP_BRANCH, branch[1] - branch[0]);
 }
 
-/* The kept counter is nowhere a context could find or use it. */
-TEST_F(wd, kept_counter_refused)
+/*
+ * With the perf detector running, every general-purpose counter is the
+ * contexts': each counts exactly on a context that uses them all.
+ */
+TEST_F_TIMEOUT(wd, every_counter_is_the_contexts, 180)
 {
+	struct pfarg_pmc pmcs[PFM_FIXED_BASE];
+	struct pfarg_pmd pmds[PFM_FIXED_BASE];
+	__u64 v[2][PFM_FIXED_BASE];
 	struct pfarg_setinfo info;
-	struct pfarg_pmc pmc;
-	struct pfarg_pmd pmd;
+	int i, r, n = self->pmu.nr_gp;
 
-	EXPECT_EQ(self->kept_pmc, self->kept_pmd);
-	EXPECT_FALSE(pfm_reg_exists("pmc", self->kept_pmc));
-	EXPECT_FALSE(pfm_reg_exists("pmd", self->kept_pmd));
-	/* the last GP counter but on AMD family 15h: contexts keep PMD0 */
-	EXPECT_TRUE(pfm_reg_exists("pmd", 0));
-
+	/* as many as the hardware has (Core 2: 2, K8: 4, Skylake: 8 or 4) */
+	ASSERT_LE(2, n);
 	self->fd = pfm_create(0);
 	ASSERT_LE(0, self->fd);
 	memset(&info, 0, sizeof(info));
 	ASSERT_EQ(0, pfm_getinfo_evtsets(self->fd, &info, 1));
-	EXPECT_FALSE(info.set_avail_pmcs[0] & (1ULL << self->kept_pmc));
-	EXPECT_FALSE(info.set_avail_pmds[0] & (1ULL << self->kept_pmd));
-	EXPECT_TRUE(info.set_avail_pmcs[0] & 1);
-
-	pfm_pmc_set(&pmc, self->kept_pmc,
-		    pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR));
-	expect_err(_metadata, pfm_write_pmcs(self->fd, &pmc, 1), EBUSY,
-		   "write_pmcs");
-	pfm_pmd_set(&pmd, self->kept_pmd, 0);
-	expect_err(_metadata, pfm_write_pmds(self->fd, &pmd, 1), EBUSY,
-		   "write_pmds");
-	expect_err(_metadata, pfm_read_pmds(self->fd, &pmd, 1), EBUSY,
-		   "read_pmds");
-	/* a register that does not exist is still EINVAL */
-	pfm_pmc_set(&pmc, 15, 0);
-	expect_err(_metadata, pfm_write_pmcs(self->fd, &pmc, 1), EINVAL,
-		   "write_pmcs PMC15");
+	EXPECT_EQ((1ULL << n) - 1, info.set_avail_pmds[0] & ((1ULL << n) - 1));
+	for (i = 0; i < n; i++)
+		pfm_pmc_set(&pmcs[i], i, pfm_evtsel(&self->pmu, PFM_EV_INSN,
+						    PFM_EVT_USR));
+	ASSERT_EQ(0, pfm_write_pmcs(self->fd, pmcs, n));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	/* the perf detector left: no NMI */
+	EXPECT_EQ(0, wd_spin_nmis(3 * self->period));
+	for (r = 0; r < 3; r++) {
+		for (i = 0; i < n; i++)
+			pfm_pmd_set(&pmds[i], i, 0);
+		ASSERT_EQ(0, pfm_write_pmds(self->fd, pmds, n));
+		ASSERT_EQ(0, pfm_start(self->fd, NULL));
+		pfm_loop(r == 2 ? 101000 : 1000);
+		ASSERT_EQ(0, pfm_stop(self->fd));
+		ASSERT_EQ(0, pfm_read_pmds(self->fd, pmds, n));
+		for (i = 0; i < n; i++)
+			v[r == 2][i] = pmds[i].reg_value;
+	}
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(100000ULL * PFM_LOOP_INSN, v[1][i] - v[0][i])
+			TH_LOG("PMD%d", i);
 }
 
 /*
- * While perfmon holds the PMU the detector runs on perfmon's counter:
- * perf has no counter left, the watchdog stays on, its NMIs come.
+ * The first attach moves hard lockup detection to the buddy detector:
+ * the watchdog stays on, the perf detector's NMIs stop, and perf has no
+ * counter left.
  */
-TEST_F_TIMEOUT(wd, detector_runs_while_perfmon_holds_pmu, 180)
+TEST_F_TIMEOUT(wd, detector_leaves_the_pmu_to_perfmon, 180)
 {
 	struct perf_event_attr attr;
 	char buf[8];
-	__u64 insn[2], branch[2];
 
 	self->fd = wd_count_self(&self->pmu);
 	ASSERT_LE(0, self->fd);
@@ -1538,32 +1592,26 @@ TEST_F_TIMEOUT(wd, detector_runs_while_perfmon_holds_pmu, 180)
 	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
 	expect_err(_metadata, pfm_perf_open(&attr, 0, -1, -1), EBUSY,
 		   "perf_event_open");
-	EXPECT_LE(2, wd_spin_nmis(3 * self->period));
-	/* and the context counts exactly meanwhile (the first run warms up) */
-	ASSERT_EQ(0, pfm_measure(self->fd, 1000, &insn[0], &branch[0]));
-	ASSERT_EQ(0, pfm_measure(self->fd, 1000, &insn[0], &branch[0]));
-	ASSERT_EQ(0, pfm_measure(self->fd, 101000, &insn[1], &branch[1]));
-	EXPECT_EQ(100000ULL * PFM_LOOP_INSN, insn[1] - insn[0]);
-	EXPECT_EQ(100000ULL * PFM_LOOP_BRANCH, branch[1] - branch[0]);
+	EXPECT_EQ(0, wd_spin_nmis(3 * self->period));
+	wd_count_exact(_metadata, self->fd);
 }
 
-/* sysctl kernel.nmi_watchdog turns it off and on while a context exists. */
+/*
+ * sysctl kernel.nmi_watchdog turns it off and on while a context is
+ * attached: it comes back as the buddy detector, the PMU stays perfmon's.
+ */
 TEST_F_TIMEOUT(wd, sysctl_off_and_on_with_a_context, 180)
 {
-	__u64 insn[2], branch[2];
+	char buf[8];
 
 	self->fd = wd_count_self(&self->pmu);
 	ASSERT_LE(0, self->fd);
-	/* the first run takes page faults */
-	ASSERT_EQ(0, pfm_measure(self->fd, 1000, &insn[0], &branch[0]));
 	ASSERT_EQ(0, pfm_file_write(NMI_WATCHDOG, "0"));
-	EXPECT_EQ(0, wd_spin_nmis(3 * self->period));
-	ASSERT_EQ(0, pfm_measure(self->fd, 1000, &insn[0], &branch[0]));
 	ASSERT_EQ(0, pfm_file_write(NMI_WATCHDOG, "1"));
-	EXPECT_LE(2, wd_spin_nmis(3 * self->period));
-	ASSERT_EQ(0, pfm_measure(self->fd, 101000, &insn[1], &branch[1]));
-	EXPECT_EQ(100000ULL * PFM_LOOP_INSN, insn[1] - insn[0]);
-	EXPECT_EQ(100000ULL * PFM_LOOP_BRANCH, branch[1] - branch[0]);
+	ASSERT_LT(0, pfm_file_read(NMI_WATCHDOG, buf, sizeof(buf)));
+	EXPECT_EQ('1', buf[0]);
+	EXPECT_EQ(0, wd_spin_nmis(3 * self->period));
+	wd_count_exact(_metadata, self->fd);
 }
 
 /*
@@ -1595,34 +1643,24 @@ static long wd_perf_cycles_counter(void)
 }
 
 /*
- * When the last context goes, the detector is back on its perf events:
- * on Intel perf puts it on fixed counter 1, so a cycles event of a user
- * goes elsewhere, and perf counts for users again.
+ * After the last context the buddy detector stays (attaching in a loop
+ * costs the watchdog nothing) and perf counts for users again; the
+ * administrator's reconfiguration brings the perf detector back, on Intel
+ * on fixed counter 1, where a user's cycles event no longer goes.
  */
-TEST_F_TIMEOUT(wd, detector_back_on_perf_after_the_last_context, 180)
+TEST_F_TIMEOUT(wd, buddy_stays_until_the_administrator_says, 180)
 {
 	struct perf_event_attr attr;
-	char buf[8];
 	__u64 count;
-	long idx;
 	int pfd;
 
 	self->fd = wd_count_self(&self->pmu);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, close(self->fd));
 	self->fd = -1;
-	ASSERT_LT(0, pfm_file_read(NMI_WATCHDOG, buf, sizeof(buf)));
-	EXPECT_EQ('1', buf[0]);
-	EXPECT_LE(2, wd_spin_nmis(3 * self->period));
-	if (self->pmu.nr_fixed >= 2) {
-		idx = wd_perf_cycles_counter();
-		EXPECT_LE(0, idx);
-		EXPECT_NE(0x40000001L, idx) TH_LOG("fixed counter 1 is free");
-		/* and it is the detector that holds it */
-		ASSERT_EQ(0, pfm_file_write(NMI_WATCHDOG, "0"));
+	EXPECT_EQ(0, wd_spin_nmis(3 * self->period));
+	if (self->pmu.nr_fixed >= 2)
 		EXPECT_EQ(0x40000001L, wd_perf_cycles_counter());
-		ASSERT_EQ(0, pfm_file_write(NMI_WATCHDOG, "1"));
-	}
 
 	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
 	attr.exclude_kernel = 1;
@@ -1632,13 +1670,21 @@ TEST_F_TIMEOUT(wd, detector_back_on_perf_after_the_last_context, 180)
 	ASSERT_EQ(sizeof(count), read(pfd, &count, sizeof(count)));
 	EXPECT_LT(5000, count);
 	close(pfd);
+
+	ASSERT_EQ(0, wd_reconfigure());
+	EXPECT_LE(2, wd_spin_nmis(3 * self->period));
+	if (self->pmu.nr_fixed >= 2) {
+		EXPECT_LE(0, wd_perf_cycles_counter());
+		EXPECT_NE(0x40000001L, wd_perf_cycles_counter());
+	}
 }
 
 /*
- * A perf event of a user holds the PMU: perfmon cannot take it, and the
- * detector is back on its perf events at once.
+ * A perf event of a user holds the PMU: the load fails with EBUSY, having
+ * moved the watchdog to the buddy detector first, and succeeds once the
+ * event is gone.
  */
-TEST_F_TIMEOUT(wd, perf_user_keeps_the_pmu_and_the_detector, 180)
+TEST_F_TIMEOUT(wd, perf_user_keeps_the_pmu, 180)
 {
 	struct perf_event_attr attr;
 	int pfd;
@@ -1651,20 +1697,19 @@ TEST_F_TIMEOUT(wd, perf_user_keeps_the_pmu_and_the_detector, 180)
 	ASSERT_LE(0, self->fd);
 	expect_err(_metadata, pfm_load(self->fd, pfm_gettid()), EBUSY,
 		   "pfm_load_context");
-	EXPECT_LE(2, wd_spin_nmis(3 * self->period));
-	if (self->pmu.nr_fixed >= 2)
-		EXPECT_NE(0x40000001L, wd_perf_cycles_counter());
+	EXPECT_EQ(0, wd_spin_nmis(3 * self->period));
 	close(pfd);
 	EXPECT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 }
 
 /*
- * A stopped thread killed while a load on it is in progress stays in its
- * stop until the call returns, as during a ptrace request: the load
- * succeeds and the thread dies after it, its exit detaching the context.
- * The kill comes while the loading thread sleeps in the call after its
- * check of the stopped thread: the first load of the system hands the
- * detector over to perfmon, which waits for every CPU.
+ * A stopped thread killed while a load on it is in progress: the load
+ * fails with the errno of a thread that is not stopped (ESRCH) or exits
+ * (EBUSY), or succeeds and the exit detaches the context, whose values
+ * stay readable. The kill comes while the loading thread sleeps in the
+ * call after its check of the stopped thread: each round reconfigures the
+ * watchdog first, so that the load moves it to the buddy detector and
+ * waits for every CPU.
  */
 #define WD_KILL_ROUNDS	10
 
@@ -1718,11 +1763,11 @@ static void *wd_killer(void *arg)
 	return NULL;
 }
 
-TEST_F_TIMEOUT(wd, killed_during_load_stays_stopped, 300)
+TEST_F_TIMEOUT(wd, killed_during_load, 300)
 {
 	struct wd_kill k = { .loader = pfm_gettid() };
+	int r, ret, err, loaded = 0;
 	pthread_t thread;
-	int r, ret, err;
 	__u64 v;
 
 	ASSERT_EQ(0, pthread_create(&thread, NULL, wd_killer, &k));
@@ -1732,6 +1777,7 @@ TEST_F_TIMEOUT(wd, killed_during_load_stays_stopped, 300)
 		self->fd = pfm_create(0);
 		ASSERT_LE(0, self->fd);
 		ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+		ASSERT_EQ(0, wd_reconfigure());
 		__atomic_store_n(&k.returned, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&k.round, r, __ATOMIC_RELEASE);
 		ret = pfm_load(self->fd, k.victim);
@@ -1740,20 +1786,30 @@ TEST_F_TIMEOUT(wd, killed_during_load_stays_stopped, 300)
 		while (__atomic_load_n(&k.killed, __ATOMIC_ACQUIRE) != r)
 			;
 		ASSERT_EQ(k.victim, waitpid(k.victim, NULL, 0));
-		EXPECT_EQ(0, ret) TH_LOG("round %d: load: %s", r,
-					 strerror(err));
-		/* the exit detached it: its values stay readable */
-		EXPECT_EQ(0, pfm_read_pmd(self->fd, 0, &v));
-		EXPECT_EQ(0, v);
+		if (ret) {
+			EXPECT_TRUE(err == ESRCH || err == EBUSY)
+				TH_LOG("round %d: load: %s", r, strerror(err));
+			/* nothing attached: it loads on the caller */
+			EXPECT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+		} else {
+			loaded++;
+			/* the exit detached it: its values stay readable */
+			EXPECT_EQ(0, pfm_read_pmd(self->fd, 0, &v));
+			EXPECT_EQ(0, v);
+		}
 		ASSERT_EQ(0, close(self->fd));
 		self->fd = -1;
 	}
 	pthread_join(thread, NULL);
-	EXPECT_EQ(0, k.early) TH_LOG("%d of %d killed threads died during the load",
-				     k.early, WD_KILL_ROUNDS);
+	TH_LOG("%d of %d loads succeeded, %d victims died during the load",
+	       loaded, WD_KILL_ROUNDS, k.early);
 }
 
-/* CPU 1 goes offline and back: the detector runs there again. */
+/*
+ * CPU 1 goes offline and back while a context counts: nothing waits for
+ * it, the context counts exactly, and the perf detector that the
+ * administrator brings back afterwards runs there again.
+ */
 TEST_F_TIMEOUT(wd, cpu_hotplug_keeps_the_detector, 180)
 {
 	char buf[8];
@@ -1769,6 +1825,10 @@ TEST_F_TIMEOUT(wd, cpu_hotplug_keeps_the_detector, 180)
 	ASSERT_EQ(0, pfm_file_write(CPU1_ONLINE, "1"));
 	ASSERT_LT(0, pfm_file_read(CPU1_ONLINE, buf, sizeof(buf)));
 	ASSERT_EQ('1', buf[0]);
+	wd_count_exact(_metadata, self->fd);
+	ASSERT_EQ(0, close(self->fd));
+	self->fd = -1;
+	ASSERT_EQ(0, wd_reconfigure());
 
 	n0 = wd_nmis(1);
 	pid = fork();

@@ -234,25 +234,6 @@ static inline int pfm_reg_exists(const char *kind, int num)
 	return access(path, F_OK) == 0;
 }
 
-/*
- * Does the kernel keep this register from contexts (pmu_desc/kept: the
- * NMI watchdog's counter)?
- */
-static inline int pfm_reg_kept(const char *kind, int num)
-{
-	char buf[256], name[32], *p;
-	size_t len;
-
-	if (pfm_read_sysfs("pmu_desc/kept", buf, sizeof(buf)) <= 0)
-		return 0;
-	len = snprintf(name, sizeof(name), "%s%d", kind, num);
-	for (p = buf; (p = strstr(p, name)); p += len)
-		if ((p == buf || p[-1] == ' ') &&
-		    (p[len] == ' ' || p[len] == '\n' || !p[len]))
-			return 1;
-	return 0;
-}
-
 /* Read one attribute of pmu_desc/<kind><num>/ as a number. */
 static inline int pfm_reg_attr(const char *kind, int num, const char *attr,
 			       __u64 *val)

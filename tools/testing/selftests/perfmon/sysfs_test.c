@@ -310,20 +310,6 @@ TEST_F(sysfs, pmu_desc_model_matches_cpu)
 	EXPECT_EQ(!strcmp(vendor, "AuthenticAMD"), self->pmu.amd);
 }
 
-/*
- * Of @n GP counters, those pmu_desc offers from PMD0 up: all but from
- * one the kernel keeps (the NMI watchdog's, when it ran at boot).
- */
-static int gp_offered(int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (pfm_reg_kept("pmd", i))
-			return i;
-	return n;
-}
-
 /* Intel: numbering, addresses, defaults and widths against CPUID 0xA. */
 TEST_F(sysfs, pmu_desc_intel)
 {
@@ -340,10 +326,10 @@ TEST_F(sysfs, pmu_desc_intel)
 	nr_fixed = (a & 0xff) >= 2 ? d & 0x1f : 0;
 	fixed_width = (d >> 5) & 0xff;
 	if (self->pmu.model == PFM_MODEL_INTEL_CORE) {
-		EXPECT_EQ(gp_offered(2), self->pmu.nr_gp);
+		EXPECT_EQ(2, self->pmu.nr_gp);
 		EXPECT_EQ(3, self->pmu.nr_fixed);
 	} else {
-		EXPECT_EQ(gp_offered(nr_gp), self->pmu.nr_gp);
+		EXPECT_EQ(nr_gp, self->pmu.nr_gp);
 		EXPECT_EQ(nr_fixed, self->pmu.nr_fixed);
 	}
 
@@ -403,7 +389,7 @@ TEST_F(sysfs, pmu_desc_amd)
 
 	if (!self->pmu.amd)
 		SKIP(return, "not AMD");
-	EXPECT_EQ(gp_offered(f15h ? 6 : 4), self->pmu.nr_gp);
+	EXPECT_EQ(f15h ? 6 : 4, self->pmu.nr_gp);
 	EXPECT_EQ(0, self->pmu.nr_fixed);
 	for (i = 0; i < self->pmu.nr_gp; i++) {
 		ASSERT_EQ(0, reg_attr(_metadata, "pmc", i, "addr", &val));
