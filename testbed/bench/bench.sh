@@ -10,7 +10,7 @@
 # `make check`, $CACHE/build/test, when it is the final state of the series)
 # and the same with CONFIG_PERFMON off (for B2, built here), pfmbench,
 # pfm_count (samples/perfmon, for B5's ptrace way) and an initramfs. Boots
-# each model twice (PERFMON=y: B1 B3 B4 B5; PERFMON=n: B1 without counting)
+# each model twice (PERFMON=y: B1 B3 B4 B5 B6; PERFMON=n: B1 without counting)
 # and writes $CACHE/runs/last/bench.md (+ bench.png).
 #
 # Environment:
@@ -22,7 +22,7 @@
 #                  "1" (default), "2" or "1,2"
 #   BENCH_REPS     repetitions, variants alternating (default 5)
 #   BENCH_ONLY     the benchmarks to run, e.g. "B1,B5" (default all: B1 B3
-#                  B4 B5, and B2 with B1)
+#                  B4 B5 B6, and B2 with B1)
 #   BENCH_B2       0: no CONFIG_PERFMON=n kernel, no B2 (default 1, when B1
 #                  runs)
 #   BENCH_KERNEL   bzImage with CONFIG_PERFMON=y (default: the test kernel);
@@ -51,7 +51,7 @@ ITERS=${BENCH_ITERS:-2000}
 ITERS5=${BENCH_ITERS5:-$((ITERS / 4))}
 CPUS5=${BENCH_CPUS5:-1}
 REPS=${BENCH_REPS:-5}
-ONLY=${BENCH_ONLY:-B1,B3,B4,B5}
+ONLY=${BENCH_ONLY:-B1,B3,B4,B5,B6}
 B2=${BENCH_B2:-1}
 case ",$ONLY," in *,B1,*) ;; *) B2=0 ;; esac
 ICOUNT=${BENCH_ICOUNT-shift=0}

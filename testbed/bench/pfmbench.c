@@ -14,8 +14,8 @@
  * (only this program executes markers). ns is the guest's wall time of the
  * region (TCG: slow and noisy, for ratios in one boot only).
  *
- *   pfmbench [-n ITERS] [-m ITERS5] [-r REPS] [-b B1,B3,B4,B5] [-c CPUS5]
- *            [-P PFM_COUNT]
+ *   pfmbench [-n ITERS] [-m ITERS5] [-r REPS] [-b B1,B3,B4,B5,B6]
+ *            [-c CPUS5] [-P PFM_COUNT]
  *   pfmbench -t      the plugin's self-test: regions of known length
  *   pfmbench -X NAME -s SEQ -o FD ...   (internal) B5's loop only, run
  *            under pfm_count, reported as variant NAME through FD
@@ -48,6 +48,14 @@
  *    pinning). pfm_count counts 3 events (instructions, cycles, branches),
  *    not 2. After each region a BENCH-CHECK line shows that the new
  *    threads were counted (the totals against the parent's own values).
+ *
+ * B6 attach and detach in a loop, on CPU 1: create a context of the 2
+ *    events, load it on the caller, start, stop, unload, close. With no
+ *    other context in the system each operation is perfmon's first attach
+ *    and last detach. Variants wd_off (sysctl kernel.nmi_watchdog 0) and
+ *    wd_on (1, written before the warm-up: the perf hard lockup detector
+ *    runs when the first attach comes). Their difference is what the NMI
+ *    watchdog costs such a loop.
  *
  * The 2 events: instructions retired and branch instructions retired, user
  * and kernel. Variants alternate within each repetition.
@@ -469,6 +477,47 @@ static void b3(enum variant v, unsigned long iters, int rep)
 	report("B3", vname[v], 1, iters, rep, ns);
 }
 
+/* ---- B6: attach and detach, with the NMI watchdog off and on ---- */
+
+enum wvariant { W_OFF, W_ON };
+static const char *const wname[] = { "wd_off", "wd_on" };
+
+static void nmi_watchdog(const char *val)
+{
+	int fd = open("/proc/sys/kernel/nmi_watchdog", O_WRONLY);
+
+	if (fd < 0 || write(fd, val, 1) != 1)
+		die("write nmi_watchdog");
+	close(fd);
+}
+
+static void b6(enum wvariant v, unsigned long iters, int rep)
+{
+	unsigned long i, warm = iters / 10 + 10;
+	uint64_t t0, ns;
+
+	pin(1);
+	nmi_watchdog("0");
+	if (v == W_ON)
+		nmi_watchdog("1");
+#define B6_CYCLE() do {							\
+	int fd = pfm_setup(1);						\
+									\
+	if (syscall(__NR_pfm_stop, fd) ||				\
+	    syscall(__NR_pfm_unload_context, fd) || close(fd))		\
+		die("pfm_stop/unload/close");				\
+} while (0)
+	for (i = 0; i < warm; i++)
+		B6_CYCLE();
+	MARK_START();
+	t0 = now_ns();
+	for (i = 0; i < iters; i++)
+		B6_CYCLE();
+	ns = now_ns() - t0;
+	MARK_STOP();
+	report("B6", wname[v], 1, iters, rep, ns);
+}
+
 /* ---- B4: reads of 2 running counters ---- */
 
 enum rvariant { R_PFM_READ, R_PERF_READ, R_PFM_RDPMC, R_PERF_RDPMC };
@@ -837,6 +886,10 @@ int main(int argc, char **argv)
 		if (strstr(benches, "B4") && have_pfm && have_perf)
 			for (v = R_PFM_READ; v <= R_PERF_RDPMC; v++)
 				b4(v, iters, r);
+		if (strstr(benches, "B6") && have_pfm &&
+		    !access("/proc/sys/kernel/nmi_watchdog", W_OK))
+			for (v = W_OFF; v <= W_ON; v++)
+				b6(v, iters, r);
 		if (strstr(benches, "B5") && have_inherit && have_perf) {
 			const char *c;
 

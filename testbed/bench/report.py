@@ -212,7 +212,8 @@ def section(a, w, model, suffix, title, smy, bench_lines, plot):
     order = [("B1", v, c) for c in (1, 2) for v in ("none", "perfmon", "perf", "perfmon_follow")] + \
             [("B3", v, 1) for v in ("perfmon", "perf")] + \
             [("B4", v, 1) for v in ("pfm_read_pmds", "perf_read", "pfm_rdpmc", "perf_rdpmc")] + \
-            [("B5", v, c) for c in (1, 2) for v in B5_VARIANTS]
+            [("B5", v, c) for c in (1, 2) for v in B5_VARIANTS] + \
+            [("B6", v, 1) for v in ("wd_off", "wd_on")]
     for k in order:
         if k in y:
             row(k, y[k])
@@ -268,6 +269,15 @@ def section(a, w, model, suffix, title, smy, bench_lines, plot):
                          fmt(rat["B4"][0], 3), fmt(rat["B4"][1], 3),
                          "; perf's mmap-page RDPMC %s modelled cycles (%s insn)" % (
                              fmt(pr["cyc"], 0), fmt(pr["insn"])) if pr else ""))
+    w0, w1 = y.get(("B6", "wd_off", 1)), y.get(("B6", "wd_on", 1))
+    if w0 and w1:
+        lines.append("B6: an attach/detach cycle (create, load on itself, start, stop, unload, close) "
+                     "%s insn, %s RDMSR + %s WRMSR with the NMI watchdog off; with the perf hard lockup "
+                     "detector running when the loop starts, %s insn, %s RDMSR + %s WRMSR: the "
+                     "watchdog costs the loop %s insn and %s MSR accesses per cycle." % (
+                         fmt(w0["insn"]), fmt(w0["rdmsr"], 2), fmt(w0["wrmsr"], 2),
+                         fmt(w1["insn"]), fmt(w1["rdmsr"], 2), fmt(w1["wrmsr"], 2),
+                         fmt(w1["insn"] - w0["insn"]), fmt(msr(w1) - msr(w0), 2)))
     # a follower's switch (issue 9's report): B1 with the two threads
     # following one INHERIT context against each thread self-monitoring
     for c in (1, 2):

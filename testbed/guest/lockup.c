@@ -9,7 +9,7 @@
  * watchdog: the lockup must be reported by the buddy detector.
  *
  * held: a context counts on CPU 0 for the whole test: perfmon holds the
- * PMU, and CPU 1 took no NMI meanwhile (no perf detector).
+ * PMU, and CPU 1, kept busy for 3 s, takes no NMI (no perf detector).
  *
  * loop: no context is held. A child on CPU 0, as uid 65534 (nobody),
  * loops: create a context, program it, load it on itself, start, count a
@@ -28,9 +28,9 @@
  * back if it fails before the lockup.
  *
  * released: the perf detector runs (the administrator's reconfiguration
- * brings it back, and CPU 1 takes its NMIs), then a context is attached,
- * counts and is closed: the last release leaves the buddy detector on,
- * CPU 1 takes no more NMIs, and then CPU 1 locks.
+ * brings it back, and CPU 1, kept busy for 3 s, takes its NMIs), then a
+ * context is attached, counts and is closed: the last release leaves the
+ * buddy detector on, CPU 1 busy again takes no NMI, and then it locks.
  *
  * All: the detector's threshold goes down to 1 s and hardlockup_panic up
  * to 1 (their sysctls, written as root; a reconfiguration of the
@@ -207,7 +207,7 @@ static int held(__u64 evtsel)
 	if (set_detector())
 		return 1;
 	/* the reconfiguration with a context attached keeps the buddy */
-	if (cpu1_nmis_over(3)) {
+	if (cpu1_nmis_over(3) != 0) {
 		errno = 0;
 		fail("CPU 1 took NMIs while perfmon held the PMU");
 	}
@@ -342,12 +342,27 @@ static long cpu1_nmis(void)
 	return n1;
 }
 
-/* NMIs CPU 1 took in @seconds, or -1. */
+/* On CPU 1, run user code for *@seconds: unhalted cycles to count. */
+static int spin_cpu1(void *seconds)
+{
+	time_t end = time(NULL) + *(unsigned int *)seconds;
+
+	if (pin(1))
+		return fail("pin to CPU 1");
+	while (time(NULL) < end)
+		pfm_loop(100000);
+	return 0;
+}
+
+/* NMIs CPU 1 took while busy for @seconds, or -1. */
 static long cpu1_nmis_over(unsigned int seconds)
 {
 	long n0 = cpu1_nmis();
+	pid_t pid = spawn(spin_cpu1, &seconds);
+	int status;
 
-	sleep(seconds);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || status)
+		return -1;
 	return n0 < 0 ? -1 : cpu1_nmis() - n0;
 }
 
@@ -489,7 +504,7 @@ static int released(__u64 evtsel)
 	/* the last release: the buddy detector stays */
 	n = cpu1_nmis_over(3);
 	printf("lockup: released: %ld NMIs on CPU 1 in 3 s after the context\n", n);
-	if (n) {
+	if (n != 0) {
 		errno = 0;
 		fail("CPU 1 took NMIs after the last context");
 	}

@@ -126,12 +126,6 @@ static void pfm_x86_reset(void)
 {
 	unsigned int i;
 
-	/*
-	 * Zero the counters perf_events' events left values in, and make perf
-	 * forget them: it zeroes them at each switch to a task allowed to use
-	 * RDPMC, and they are about to hold perfmon's values.
-	 */
-	perf_clear_dirty_counters();
 	pfm_x86_disable();
 	for (i = 0; i < pfm_x86.pmu.num_pmcs; i++)
 		if (pfm_x86.pmc[i].type & PFM_REG_IMPL)
@@ -150,13 +144,8 @@ static void pfm_x86_reset(void)
 
 static void pfm_x86_release(void)
 {
-	unsigned int i;
-
 	WRITE_ONCE(pfm_x86_held, false);
-	for (i = 0; i < pfm_x86.num_gp; i++) {
-		release_evntsel_nmi(pfm_x86.pmc[i].addr);
-		release_perfctr_nmi(pfm_x86.pmd[i].addr);
-	}
+	x86_perf_pmu_give_back();
 }
 
 /*
@@ -206,23 +195,15 @@ static int pfm_x86_nmi(unsigned int cmd, struct pt_regs *regs)
 }
 
 /*
- * Take every counter in the MSR reservation that x86 perf_events uses for
- * all its hardware events, the NMI watchdog included: perf takes them all
- * or none, so perfmon holding any of them keeps perf out, and perf holding
- * them keeps perfmon out. Each CPU resets its PMU at its first use.
+ * Take the PMU from perf_events, which has no hardware event meanwhile
+ * (x86_perf_pmu_take()). Each CPU resets its PMU at its first use.
  */
 static int pfm_x86_reserve(void)
 {
-	unsigned int i;
+	int ret = x86_perf_pmu_take("perfmon");
 
-	for (i = 0; i < pfm_x86.num_gp; i++) {
-		if (!reserve_evntsel_nmi(pfm_x86.pmc[i].addr))
-			goto fail;
-		if (!reserve_perfctr_nmi(pfm_x86.pmd[i].addr)) {
-			release_evntsel_nmi(pfm_x86.pmc[i].addr);
-			goto fail;
-		}
-	}
+	if (ret)
+		return ret;
 	/*
 	 * The overflow interrupt handler, from the first reservation on: a
 	 * kernel in which no context was ever attached has nothing of perfmon
@@ -230,18 +211,15 @@ static int pfm_x86_reserve(void)
 	 * PMU, perf_events has no hardware event and its handler passes.
 	 */
 	if (!pfm_x86_nmi_registered) {
-		if (register_nmi_handler(NMI_LOCAL, pfm_x86_nmi, 0, "perfmon"))
-			goto fail;
+		ret = register_nmi_handler(NMI_LOCAL, pfm_x86_nmi, 0, "perfmon");
+		if (ret) {
+			x86_perf_pmu_give_back();
+			return ret;
+		}
 		pfm_x86_nmi_registered = true;
 	}
 	WRITE_ONCE(pfm_x86_held, true);
 	return 0;
-fail:
-	while (i--) {
-		release_evntsel_nmi(pfm_x86.pmc[i].addr);
-		release_perfctr_nmi(pfm_x86.pmd[i].addr);
-	}
-	return -EBUSY;
 }
 
 /*

@@ -1806,6 +1806,27 @@ TEST_F_TIMEOUT(wd, killed_during_load, 300)
 }
 
 /*
+ * With one CPU online the buddy detector has no one to watch: the perf
+ * detector keeps the PMU, and the load fails with EBUSY until CPU 1 is
+ * back.
+ */
+TEST_F_TIMEOUT(wd, one_cpu_keeps_the_perf_detector, 180)
+{
+	if (access(CPU1_ONLINE, W_OK))
+		SKIP(return, "CPU 1 cannot go offline");
+	self->fd = pfm_create(0);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+	ASSERT_EQ(0, pfm_file_write(CPU1_ONLINE, "0"));
+	expect_err(_metadata, pfm_load(self->fd, pfm_gettid()), EBUSY,
+		   "pfm_load_context on one CPU");
+	EXPECT_LE(2, wd_spin_nmis(3 * self->period));
+	ASSERT_EQ(0, pfm_file_write(CPU1_ONLINE, "1"));
+	EXPECT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	EXPECT_EQ(0, wd_spin_nmis(3 * self->period));
+}
+
+/*
  * CPU 1 goes offline and back while a context counts: nothing waits for
  * it, the context counts exactly, and the perf detector that the
  * administrator brings back afterwards runs there again.
