@@ -135,7 +135,7 @@ int pfm_load_context(struct pfm_context *ctx, const struct pfarg_load *req)
 		ret = -EEXIST;
 	} else {
 		rcu_assign_pointer(task->pfm_context, ctx);
-		/* pairs with the barrier of pfm_exit_thread() */
+		/* pairs with do_exit()'s, see pfm_exit_thread() */
 		smp_mb();
 		if (task->flags & PF_EXITING) {
 			RCU_INIT_POINTER(task->pfm_context, NULL);
