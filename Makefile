@@ -4,6 +4,10 @@
 #
 #   make run          boot the patched kernel in QEMU and show perfmon at work
 #   make check        every check: series, per-patch builds, guest tests
+#   make soak         the long runs of the tests (minutes of races, stress
+#                     and cycles where make check runs seconds): before a
+#                     release, after a change of the switch, attach or
+#                     interrupt paths
 #   make check-quick  the series checks only (apply, git am, quilt, tree
 #                     view, form, checkpatch): seconds
 #   make tree         create the development tree (git, one commit per patch)
@@ -16,16 +20,19 @@
 PERFMON_CACHE ?= /var/cache/perfmon-lite
 export PERFMON_CACHE
 
-.PHONY: run check check-quick check-build check-pmu check-guest tree export bench help
+.PHONY: run check soak check-quick check-build check-pmu check-guest tree export bench help
 
 help:
-	@sed -n '3,13p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,17p' Makefile | sed 's/^# \{0,1\}//'
 
 run:
 	@testbed/run-demo.sh
 
 check:
 	@testbed/check.sh
+
+soak:
+	@testbed/soak.sh
 
 check-quick:
 	@testbed/check.sh series

@@ -25,9 +25,16 @@
 # before it, and a state that built once with the same configuration is
 # not built again (stamps in $CACHE/stamps).
 #
-# Without CONFIG_PERFMON, the final tree is built from the smallest
-# configuration that compiles every hook (noperfmon.config on tinyconfig):
-# that build is a compile and link check, nothing boots it.
+# As i386, the final tree is built with the states' configuration made
+# 32-bit (i386.config), into $CACHE/build/i386-states; make soak
+# (I386_BOOT=1) builds the test configuration made 32-bit instead, into
+# $CACHE/build/i386, and boots it.
+#
+# Without CONFIG_PERFMON, the final tree is built with the states'
+# configuration and noperfmon.config (CONFIG_PERFMON off), in the states'
+# build directory after the last state: only what depends on the option
+# compiles again. That build is a compile and link check, nothing boots
+# it; the next state built there configures it back.
 #
 # The sanitizer kernel is the test configuration plus testbed/kasan.config
 # (generic inline KASAN, UBSAN, KFENCE), built into $CACHE/build/kasan;
@@ -52,7 +59,6 @@ cfg_hash=$(cat "$TESTBED/build-kernel.sh" "$TESTBED/kernel.config" "$TESTBED/nop
 	"$TESTBED/i386.config" "$TESTBED/states.config" "$TESTBED/kasan.config" | sha256sum | cut -c1-16)
 mkdir -p "$CACHE/stamps"
 TEST_O=$CACHE/build/test
-NOPFM_O=$CACHE/build/noperfmon
 I386_O=$CACHE/build/i386
 KASAN_O=$CACHE/build/kasan
 STATES_O=$CACHE/build/states
@@ -153,13 +159,26 @@ else
 fi
 [ "$failed" = no ] || exit 1
 
+# The final tree as i386: the states' configuration made 32-bit, a
+# compile and link check as the 0-day robot's i386 builds; with I386_BOOT=1
+# (make soak, which boots it) the test configuration made 32-bit.
+i386_build() {
+	if [ "${I386_BOOT:-0}" = 1 ]; then
+		build_state "$last_commit" "$last_tree" "$I386_O" i386 "$BASE_REPO" "$TESTBED/i386.config"
+	else
+		I386_O=$CACHE/build/i386-states
+		KERNEL_FRAGMENT= build_state "$last_commit" "$last_tree" "$I386_O" i386-states "$BASE_REPO" \
+			"$TESTBED/states.config" "$TESTBED/i386.config"
+	fi
+}
+
 # The final tree as i386 (then I386_FILE, if given, is created), with the
 # sanitizers (then KASAN_FILE) and without perfmon.
 extra_builds() {
 	local t0 t1
 
 	t0=$(date +%s)
-	if build_state "$last_commit" "$last_tree" "$I386_O" i386 "$BASE_REPO" "$TESTBED/i386.config"; then
+	if i386_build; then
 		if grep -q '^CONFIG_X86_32=y' "$I386_O/.config" &&
 		   grep -q '^CONFIG_PERFMON=y' "$I386_O/.config"; then
 			result PASS "build final tree as a 32-bit kernel"
@@ -184,9 +203,9 @@ extra_builds() {
 	fi
 	[ "$(($(date +%s) - t1))" -lt 2 ] || msg "  built the final tree with KASAN ($(($(date +%s) - t1)) s)"
 	[ -z "${2:-}" ] || touch "$2"
-	if KERNEL_FRAGMENT= build_state "$last_commit" "$last_tree" "$NOPFM_O" noperfmon "$BASE_REPO" \
-		"$TESTBED/noperfmon.config"; then
-		if grep -q '^CONFIG_PERFMON=y' "$NOPFM_O/.config"; then
+	if KERNEL_FRAGMENT= build_state "$last_commit" "$last_tree" "$STATES_O" noperfmon "$STATES_SRC" \
+		"$TESTBED/states.config" "$TESTBED/noperfmon.config"; then
+		if grep -q '^CONFIG_PERFMON=y' "$STATES_O/.config"; then
 			result FAIL "build final tree without CONFIG_PERFMON" "CONFIG_PERFMON is still set"
 		else
 			result PASS "build final tree without CONFIG_PERFMON"

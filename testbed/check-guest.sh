@@ -44,9 +44,8 @@
 # last): parse-log.py fails the boot on any "BUG: KASAN:", "UBSAN:" or
 # "BUG: KFENCE:" report. It runs the programs that create, inherit, load,
 # race and free contexts (inherit_test, lifecycle_test), with the short
-# settings of the other boots but the 1,000 rounds of the race between a
-# clone and the unload or close of an inheriting context (KASAN_SETTINGS;
-# about 6 minutes of TCG).
+# settings of the other boots but 300 rounds of the race between a clone
+# and the unload or close of an inheriting context (KASAN_SETTINGS).
 #
 # A LABEL that starts with hotplug boots the test kernel with more
 # possible than online CPUs and the NMI watchdog on: QEMU -smp 4
@@ -58,9 +57,9 @@
 # hypervisor (acpi_is_processor_usable(); CONFIG_HYPERVISOR_GUEST is off,
 # and no Linux hypervisor driver knows TCG's CPUID signature), so that
 # kernel sees 2 possible CPUs ("Allowing 2 present CPUs plus 0 hotplug
-# CPUs"). The boot runs attach_test, which attaches and detaches
-# contexts, moves the hard lockup detector between perf and buddy, and
-# takes CPU 1 offline and back in between (its "wd" fixture). Anything that
+# CPUs"). The boot runs attach_test's "wd" fixture (testbed.ksft_args),
+# which attaches and detaches contexts, moves the hard lockup detector
+# between perf and buddy, and takes CPU 1 offline and back in between. Anything that
 # walks the possible CPUs where it means the online ones (queues work
 # there, waits for it) hangs or reports a hard lockup of an offline CPU
 # here. It has a timeout of its own (HOTPLUG_TIMEOUT), shorter than
@@ -69,6 +68,18 @@
 # The boots named in WATCHDOG_BOOTS run with the NMI watchdog on
 # (nmi_watchdog=1; run-guest.sh turns it off otherwise): the perfmon
 # suite must pass there too, with every counter.
+#
+# What runs where: the whole 64-bit suite on Skylake (with the NMI
+# watchdog) and EPYC, one Intel and one AMD model; on Core 2 and family
+# 10h the programs whose checks depend on the PMU (the register tables,
+# counting, the followers' counts, pmu_desc, libpfm's encodings), not
+# attach_test and lifecycle_test, whose calls and errnos do not; through
+# IA32_EMULATION on EPYC the 32-bit programs that pass the ABI's
+# structures (abi, calls, count, sysfs). make soak boots the i386 kernel
+# (LABEL i386, I386_BOOT=1), which runs the 32-bit programs natively.
+# The selftests' long runs (their rounds, cycles, sweeps and seconds, in
+# the environment) are short here (GUEST_SETTINGS) and long in make soak
+# (testbed/soak.sh), which sets these variables and GUEST_RUNS.
 #
 # The boots run GUEST_JOBS (default 1) at a time: a TCG guest keeps
 # about 1.2 host CPUs busy, so two at a time on 2 CPUs gained nothing
@@ -97,19 +108,17 @@ INITRD_KEXEC=$CACHE/build/initramfs-kexec.cpio.gz
 STAGE_KEXEC=$CACHE/build/initramfs-kexec
 INITRD_LOCKUP=$CACHE/build/initramfs-lockup.cpio.gz
 STAGE_LOCKUP=$CACHE/build/initramfs-lockup
-GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon skylake:Skylake-Client,pmu=on:perfmon fam10h:Opteron_G3,pmu=on:perfmon fam17h:EPYC,pmu=on i386:Skylake-Client,pmu=on kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on hotplug:Skylake-Client,pmu=on:perfmon:attach_test kasan:Skylake-Client,pmu=on:perfmon:inherit_test,perfmon:lifecycle_test}
+GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test skylake:Skylake-Client,pmu=on:perfmon fam10h:Opteron_G3,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test fam17h:EPYC,pmu=on:perfmon,perfmon32:abi_test,perfmon32:calls_test,perfmon32:count_test,perfmon32:sysfs_test kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on hotplug:Skylake-Client,pmu=on:perfmon:attach_test kasan:Skylake-Client,pmu=on:perfmon:inherit_test,perfmon:lifecycle_test}
 WATCHDOG_BOOTS=${WATCHDOG_BOOTS:-skylake}
 LOCKUP_MODES=${LOCKUP_MODES-lockup-core2:loop lockup-fam10h:released}
-# inherit_test's 10,000 create/exit cycles and ten fault-injection sweeps
-# of a clone take about 40 s under TCG, and lifecycle_test's stress of
-# contexts runs for a time it is given: the boot named here runs them in
-# full (the stress for 60 s), the others 1,000 cycles, one sweep and 10 s
-# of stress (environment variables of the tests, passed on the kernel
-# command line to /init).
-INHERIT_FULL_BOOT=${INHERIT_FULL_BOOT:-skylake}
-KASAN_SETTINGS=${KASAN_SETTINGS-PFM_INHERIT_CYCLES=1000 PFM_INHERIT_SWEEPS=1 PFM_RACE_ROUNDS=100 PFM_STRESS_SECONDS=10 PFM_FOLLOW_RACE_ROUNDS=1000}
+# The selftests' environment (passed on the kernel command line to /init):
+# 1,000 create/exit cycles and one fault-injection sweep of inherit_test,
+# 100 rounds of lifecycle_test's load race and 10 s of its stress, 200
+# rounds of the race of a clone with an unload or a close.
+GUEST_SETTINGS=${GUEST_SETTINGS-PFM_INHERIT_CYCLES=1000 PFM_INHERIT_SWEEPS=1 PFM_RACE_ROUNDS=100 PFM_STRESS_SECONDS=10 PFM_FOLLOW_RACE_ROUNDS=200}
+KASAN_SETTINGS=${KASAN_SETTINGS-PFM_INHERIT_CYCLES=1000 PFM_INHERIT_SWEEPS=1 PFM_RACE_ROUNDS=100 PFM_STRESS_SECONDS=10 PFM_FOLLOW_RACE_ROUNDS=300}
 HOTPLUG_SMP=${HOTPLUG_SMP:-4}
-HOTPLUG_APPEND=${HOTPLUG_APPEND-maxcpus=2 nmi_watchdog=1}
+HOTPLUG_APPEND=${HOTPLUG_APPEND-maxcpus=2 nmi_watchdog=1 testbed.ksft_args=-f,wd}
 HOTPLUG_TIMEOUT=${HOTPLUG_TIMEOUT:-600}
 
 bzimage=$TEST_O/arch/x86/boot/bzImage
@@ -175,8 +184,7 @@ boot() {
 	local label=$1 cpu=$2 tests=$3 kernel=$4 initrd=$5 qemu=$6 key=$7
 	local glog=$LOGDIR/guest-$label.log keep=$LOGDIR/keep-$label t0 kept mode
 	local append=${tests:+testbed.ksft=$tests}
-	local smp=2 timeout=${GUEST_TIMEOUT:-900} settings
-	settings="PFM_INHERIT_CYCLES=1000 PFM_INHERIT_SWEEPS=1 PFM_RACE_ROUNDS=100 PFM_STRESS_SECONDS=10 PFM_FOLLOW_RACE_ROUNDS=200"
+	local smp=2 timeout=${GUEST_TIMEOUT:-900} settings=$GUEST_SETTINGS
 
 	case "$label" in
 	kexec*) append="testbed.guest=/kexec/before.sh kunit.enable=0" ;;
@@ -197,8 +205,7 @@ boot() {
 		msg "  guest $label (-cpu $cpu -smp $smp${tests:+, $tests}): inputs unchanged since $(cat "$kept/done"), results reused, log $glog"
 		return 0
 	fi
-	[ "$label" = "$INHERIT_FULL_BOOT" ] || [ -z "$settings" ] ||
-		append="${append:+$append }$settings"
+	[ -z "$settings" ] || append="${append:+$append }$settings"
 	"$TESTBED/run-guest.sh" ${qemu:+--qemu "$qemu"} --kernel "$kernel" --initrd "$initrd" --cpu "$cpu" \
 		--smp "$smp" ${append:+--append "$append"} \
 		--log "$glog" --timeout "$timeout" >"$LOGDIR/run-guest-$label.out" 2>&1
@@ -254,7 +261,7 @@ for run in $GUEST_RUNS; do
 		initrd=$INITRD_LOCKUP initrd_id=$lockup_id ;;
 	esac
 	key=guest-$( { files_id "$kernel" "${qemu:-$(command -v qemu-system-x86_64)}"
-		echo "$initrd_id $scripts_id $label|$cpu|$tests|${GUEST_TIMEOUT:-900}|$INHERIT_FULL_BOOT|$WATCHDOG_BOOTS|$LOCKUP_MODES|$KASAN_SETTINGS|$HOTPLUG_SMP|$HOTPLUG_APPEND|$HOTPLUG_TIMEOUT"; } | sha256sum | cut -c1-24)
+		echo "$initrd_id $scripts_id $label|$cpu|$tests|${GUEST_TIMEOUT:-900}|$GUEST_SETTINGS|$WATCHDOG_BOOTS|$LOCKUP_MODES|$KASAN_SETTINGS|$HOTPLUG_SMP|$HOTPLUG_APPEND|$HOTPLUG_TIMEOUT"; } | sha256sum | cut -c1-24)
 	rm -f "$LOGDIR/parse-$label.out"
 	while [ "$(jobs -rp | wc -l)" -ge "$GUEST_JOBS" ]; do
 		wait -n

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * lockup [held|loop|released]: a hard lockup on CPU 1 is reported while
+ * lockup [held|loop|released] [SECONDS]: a hard lockup on CPU 1 is reported while
  * perfmon uses the PMU, or after it gave it back, for the test bed's
  * lockup boots (nmi_watchdog=1; guest/lockup.sh chooses the mode). The
  * perf hard lockup detector gives its counters up at perfmon's first
@@ -16,8 +16,9 @@
  * short loop, stop, unload, close. With no other context in the system
  * every iteration is perfmon's first attach and its last detach; the
  * first moved the watchdog to the buddy detector, the others cost it
- * nothing. Once the loop has run for WARMUP_SECONDS and
- * WARMUP_ITERATIONS, CPU 1 locks while the loop goes on: a user attaching
+ * nothing. Once the loop has run for SECONDS (WARMUP_SECONDS by default;
+ * make soak gives it minutes) and WARMUP_ITERATIONS, CPU 1 locks while
+ * the loop goes on: a user attaching
  * and detaching in a loop must not keep the detector from reporting it.
  * perfmon's debug statistics show the premise: CPU 0 resets its PMU once
  * per iteration, at the first load after perfmon took the PMU. A user may
@@ -61,8 +62,9 @@
 
 #define WARMUP_SECONDS		2
 #define WARMUP_ITERATIONS	300
-/* the loop is too slow (or stuck) when it needs longer than this */
+/* the loop is too slow (or stuck) when it needs this much longer */
 #define WARMUP_MAX_SECONDS	60
+static unsigned int warmup_seconds = WARMUP_SECONDS;
 /* iterations of pfm_loop() that each iteration of the attach loop counts */
 #define ITERATION_LOOP		10000
 /* how long CPU 0 waits for the report */
@@ -426,11 +428,11 @@ static int attach_loop(__u64 evtsel)
 			return restore_reserve(1);
 		n = iterations(h);
 		t = uptime() - t0;
-		if (t > WARMUP_MAX_SECONDS) {
+		if (t > warmup_seconds + WARMUP_MAX_SECONDS) {
 			errno = 0;
 			return restore_reserve(fail("the attach loop is too slow"));
 		}
-	} while (t < WARMUP_SECONDS || n < WARMUP_ITERATIONS);
+	} while (t < warmup_seconds || n < WARMUP_ITERATIONS);
 	r = cpu0_resets();
 	n1 = iterations(h);
 	printf("lockup: loop: %lu iterations as uid 65534 in %.1f s, each counted %llu user-level instructions (pfm_loop(%d): %d)\n",
@@ -518,6 +520,9 @@ int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "held";
 	__u64 evtsel;
+
+	if (argc > 2)
+		warmup_seconds = strtoul(argv[2], NULL, 10);
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (pin(0))

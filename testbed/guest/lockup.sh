@@ -8,8 +8,9 @@
 # lockup on CPU 1 (guest/lockup.c) in the mode testbed.lockup= names on
 # the command line: held (the default: a context counts on CPU 0
 # throughout), loop (an unprivileged user attaches and detaches a context
-# on CPU 0 in a loop) or released (after the last context is closed). A
-# failed check prints "PERFMON-GUEST:
+# on CPU 0 in a loop) or released (after the last context is closed);
+# testbed.lockup=loop,SECONDS makes the loop run that long before the
+# lockup (make soak). A failed check prints "PERFMON-GUEST:
 # ERROR lockup: ..." and the lockup still follows. The boot ends in the
 # detector's panic; parse-log.py expects exactly that report after the
 # line "PERFMON-EXPECT-HARD-LOCKUP cpu 1".
@@ -41,6 +42,7 @@ sh /lockup/threads-check.sh /lockup 1000000 "i t" ||
 	echo "PERFMON-GUEST: ERROR lockup: pfm_count -t and -i did not count pfm-threads 3 N and 3 2N exactly with the NMI watchdog on"
 
 echo "lockup: pfm_count done, uptime $(up) s"
-/lockup/lockup "$mode"
+# shellcheck disable=SC2086
+/lockup/lockup $(echo "$mode" | tr ',' ' ')
 echo "PERFMON-GUEST: ERROR lockup: the boot went on after the lockup (status $?)"
 exit 1

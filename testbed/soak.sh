@@ -1,0 +1,34 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# soak.sh: the long runs that make check runs short, with the same stages,
+# judge and summary line ("N passed, N failed, N skipped", after the total
+# time). Run it before a release of the series and after a change of the
+# switch, attach, inheritance or interrupt paths: it looks for the rare
+# interleavings that the seconds of make check may miss.
+#
+#   skylake  (NMI watchdog on) and fam17h: lifecycle_test and inherit_test
+#            with 10,000 rounds of the load race, 60 s of the context
+#            stress, 10,000 create/exit cycles, ten fault-injection sweeps
+#            of a clone and 10,000 rounds of a clone racing an unload;
+#   kasan    the same programs on the sanitizer kernel: 1,000 rounds of
+#            each race, 60 s of stress, 2,000 cycles, two sweeps;
+#   lockup-core2  an unprivileged attach/detach loop for 120 s before the
+#            hard lockup that the buddy detector must report;
+#   i386     the test configuration built as a 32-bit kernel (make check
+#            only compiles the final tree as i386), booted on Skylake: the
+#            32-bit selftests natively.
+#
+# The builds are make check's (cached); each variable below can be set
+# from the environment.
+set -uo pipefail
+TESTBED=$(cd "$(dirname "$0")" && pwd)
+
+export GUEST_RUNS=${SOAK_RUNS:-skylake:Skylake-Client,pmu=on:perfmon:lifecycle_test,perfmon:inherit_test fam17h:EPYC,pmu=on:perfmon:lifecycle_test,perfmon:inherit_test lockup-core2:core2duo,pmu=on i386:Skylake-Client,pmu=on kasan:Skylake-Client,pmu=on:perfmon:inherit_test,perfmon:lifecycle_test}
+export WATCHDOG_BOOTS=${SOAK_WATCHDOG_BOOTS:-skylake}
+export GUEST_SETTINGS=${SOAK_SETTINGS:-PFM_INHERIT_CYCLES=10000 PFM_INHERIT_SWEEPS=10 PFM_RACE_ROUNDS=10000 PFM_STRESS_SECONDS=60 PFM_FOLLOW_RACE_ROUNDS=10000 testbed.timeout=2400}
+export KASAN_SETTINGS=${SOAK_KASAN_SETTINGS:-PFM_INHERIT_CYCLES=2000 PFM_INHERIT_SWEEPS=2 PFM_RACE_ROUNDS=1000 PFM_STRESS_SECONDS=60 PFM_FOLLOW_RACE_ROUNDS=1000 testbed.timeout=2400}
+export LOCKUP_MODES=${SOAK_LOCKUP_MODES:-lockup-core2:loop,120}
+export GUEST_TIMEOUT=${SOAK_TIMEOUT:-3600}
+export I386_BOOT=1
+exec "$TESTBED/check.sh" series build pmu guest
