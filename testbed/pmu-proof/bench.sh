@@ -20,7 +20,7 @@ chmod +x "$root/init"
 # host CPU time (user+sys) of a whole boot that runs the workload 6 times
 run() { # label qemu cpu idle|count
 	local t
-	t=$( { /usr/bin/time -f '%U %S' "$2" -accel tcg -cpu "$3" -smp 2 -m 1G -nographic -no-reboot -nic none \
+	t=$( { /usr/bin/time -f '%U %S' "$2" -accel tcg -cpu "$3" -smp 2 -m 1G -nodefaults -display none -no-reboot -nic none \
 		-L /usr/share/seabios -L /usr/share/qemu -kernel "$KERNEL" -initrd "$work/initrd.gz" \
 		-append "console=ttyS0 nmi_watchdog=0 work=$4" -serial "file:$work/out" -monitor none \
 		</dev/null >/dev/null 2>"$work/err"; } ; tail -1 "$work/err")

@@ -72,7 +72,7 @@ boot() {
 	log=$work/$model-$pmu.log
 	echo "# ---- $cpu"
 	t0=$(date +%s.%N)
-	timeout "$TIMEOUT" "$QEMU" -accel tcg -cpu "$cpu" -smp 2 -m 1G -nographic -no-reboot \
+	timeout "$TIMEOUT" "$QEMU" -accel tcg -cpu "$cpu" -smp 2 -m 1G -nodefaults -display none -no-reboot \
 		-nic none -L /usr/share/seabios -L /usr/share/qemu \
 		-device isa-debug-exit,iobase=0xf4,iosize=4 \
 		-kernel "$KERNEL" -initrd "$work/initrd.gz" \
@@ -116,7 +116,7 @@ boot() {
 		return 0
 	fi
 	rc=0
-	timeout 120 "$QEMU" -accel tcg -cpu "$cpu" -m 128M -nographic -no-reboot -nic none \
+	timeout 120 "$QEMU" -accel tcg -cpu "$cpu" -m 128M -nodefaults -display none -no-reboot -nic none \
 		-L /usr/share/seabios -L /usr/share/qemu -kernel "$probe" \
 		-debugcon "file:$work/$model-probe.log" -serial none -monitor none \
 		-device isa-debug-exit,iobase=0xf4,iosize=4 </dev/null >/dev/null 2>&1 || rc=$?
