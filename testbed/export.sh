@@ -28,9 +28,11 @@ rm -f "$TOP"/[0-9][0-9][0-9][0-9]-*.patch
 	done
 } >"$TOP/series"
 
-# The cover letter: testbed/cover-letter.txt, the shortlog and the diffstat.
+# The cover letter: every Cc of the patches (git send-email --cc-cover),
+# testbed/cover-letter.txt, the shortlog and the diffstat.
 n=$(grep -vc '^#' "$TOP/series")
 {
+	git log --format=%B "$BASE_TAG..HEAD" | sed -n 's/^Cc: //p' | sort -u | sed 's/^/Cc: /'
 	echo "Subject: [PATCH 00/$(printf '%02d' "$n")] $(head -n 1 "$TESTBED/cover-letter.txt")"
 	echo
 	tail -n +3 "$TESTBED/cover-letter.txt"
