@@ -86,7 +86,12 @@
 # measurable (547 s against 530 s for the six boots). A boot whose
 # inputs are all unchanged (kernel, initramfs contents, QEMU, the scripts)
 # and that passed before is not repeated: its log and results are reused (lib.sh;
-# CHECK_NO_CACHE=1 boots everything).
+# CHECK_NO_CACHE=1 boots everything). When only some test programs'
+# binaries changed (a change of the selftests), the boot runs those alone
+# and the others' sections of its log come from the kept one
+# (splice-log.py): a program's result depends on the kernel, QEMU, the
+# boot's settings and its own binary, each program being independent of
+# the others, as kselftests are.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -170,7 +175,31 @@ log=$LOGDIR/kselftest-build.log
 	"$TESTBED/mkinitramfs.sh" "$INITRD_LOCKUP" "" "$STAGE_LOCKUP"
 } >"$log" 2>&1 || { result FAIL "guest: build the kselftests and the initramfs" "see $log"; exit 1; }
 
-ksft_id=$(files_id "$KSFT_INSTALL" "$TESTBED/mkinitramfs.sh" "$TESTBED/guest")
+# The main initramfs without the test programs' binaries: a boot of it
+# whose other inputs are unchanged reruns only the programs whose binary
+# changed (progs_of, boot).
+ksft_id=$( { (cd "$KSFT_INSTALL" && find . -type f | LC_ALL=C sort |
+	grep -v -x -F -f <(sed -n 's|^\([^:]*\):\(.*\)$|./\1/\2|p' kselftest-list.txt) |
+	xargs -r sha256sum)
+	files_id "$TESTBED/mkinitramfs.sh" "$TESTBED/guest"; } | sha256sum | cut -c1-24)
+
+# progs_of TESTS: "coll:test sha256" of each program a boot with this
+# testbed.ksft= selection runs (all of them when TESTS is empty).
+progs_of() {
+	local coll test o sel
+	while IFS=: read -r coll test; do
+		[ -n "$coll" ] && [ -n "$test" ] || continue
+		sel=${1:-all}
+		if [ "$sel" != all ]; then
+			sel=no
+			for o in ${1//,/ }; do
+				{ [ "$o" = "$coll" ] || [ "$o" = "$coll:$test" ]; } && sel=yes
+			done
+		fi
+		[ "$sel" = no ] && continue
+		echo "$coll:$test $(sha256sum <"$KSFT_INSTALL/$coll/$test" | cut -c1-24)"
+	done <"$KSFT_INSTALL/kselftest-list.txt"
+}
 ksft32_id=$(files_id "$STAGE32")
 kexec_id=$(files_id "$STAGE_KEXEC/1" "$TESTBED/guest")
 lockup_id=$(files_id "$STAGE_LOCKUP" "$TESTBED/guest")
@@ -183,6 +212,7 @@ GUEST_JOBS=${GUEST_JOBS:-1}
 boot() {
 	local label=$1 cpu=$2 tests=$3 kernel=$4 initrd=$5 qemu=$6 key=$7
 	local glog=$LOGDIR/guest-$label.log keep=$LOGDIR/keep-$label t0 kept mode
+	local progs=$LOGDIR/progs-$label changed= old=
 	local append=${tests:+testbed.ksft=$tests}
 	local smp=2 timeout=${GUEST_TIMEOUT:-900} settings=$GUEST_SETTINGS
 
@@ -199,21 +229,35 @@ boot() {
 	done
 	case " $WATCHDOG_BOOTS " in *" $label "*) append="${append:+$append }nmi_watchdog=1" ;; esac
 	t0=$(date +%s)
+	: >"$progs"
+	[ "$initrd" = "$INITRD" ] && progs_of "$tests" >"$progs"
 	if kept=$(cached_run "$key"); then
-		cp "$kept/guest.log" "$glog"
-		cp "$kept/parse.out" "$LOGDIR/parse-$label.out"
-		msg "  guest $label (-cpu $cpu -smp $smp${tests:+, $tests}): inputs unchanged since $(cat "$kept/done"), results reused, log $glog"
-		return 0
+		# the programs whose binary is not the one of the kept run
+		changed=$(grep -v -x -F -f "$kept/progs" "$progs" | cut -d' ' -f1 | paste -sd, -)
+		if [ -z "$changed" ]; then
+			cp "$kept/guest.log" "$glog"
+			cp "$kept/parse.out" "$LOGDIR/parse-$label.out"
+			msg "  guest $label (-cpu $cpu -smp $smp${tests:+, $tests}): inputs unchanged since $(cat "$kept/done"), results reused, log $glog"
+			return 0
+		fi
+		# the others' sections come from the kept log (splice-log.py)
+		old=$kept/guest.log
+		append="testbed.ksft=$changed $(echo "$append" | sed 's/testbed\.ksft=[^ ]*//')"
+		tests=$changed
 	fi
 	[ -z "$settings" ] || append="${append:+$append }$settings"
 	"$TESTBED/run-guest.sh" ${qemu:+--qemu "$qemu"} --kernel "$kernel" --initrd "$initrd" --cpu "$cpu" \
 		--smp "$smp" ${append:+--append "$append"} \
 		--log "$glog" --timeout "$timeout" >"$LOGDIR/run-guest-$label.out" 2>&1
-	msg "  guest $label (-cpu $cpu -smp $smp${tests:+, $tests}): $(($(date +%s) - t0)) s, log $glog"
+	msg "  guest $label (-cpu $cpu -smp $smp${tests:+, $tests}): $(($(date +%s) - t0)) s, log $glog${old:+, the other programs from the kept log}"
+	if [ -n "$old" ]; then
+		mv "$glog" "$glog.partial"
+		python3 "$TESTBED/splice-log.py" "$old" "$glog.partial" "$glog" $(cut -d' ' -f1 "$progs")
+	fi
 	if python3 "$TESTBED/parse-log.py" "$glog" >"$LOGDIR/parse-$label.out" 2>&1; then
 		mkdir -p "$keep" && cp "$glog" "$keep/guest.log" &&
-			cp "$LOGDIR/parse-$label.out" "$keep/parse.out" &&
-			keep_run "$key" "$keep/guest.log" "$keep/parse.out"
+			cp "$LOGDIR/parse-$label.out" "$keep/parse.out" && cp "$progs" "$keep/progs" &&
+			keep_run "$key" "$keep/guest.log" "$keep/parse.out" "$keep/progs"
 		rm -rf "$keep"
 	fi
 }

@@ -146,12 +146,22 @@ for p in "${patches[@]}"; do
 		result FAIL "form $name" "$problem"
 	fi
 	log=$LOGDIR/checkpatch-$name.log
-	# checkpatch runs scripts/spdxcheck.py with the python3 on PATH; it
-	# needs Debian's python3-ply, which a pyenv or venv python lacks, and
-	# a failing spdxcheck only prints a traceback: use the system python3
-	# and count a traceback as a failure.
-	(cd "$BASE_REPO" && PATH=/usr/bin:$PATH perl scripts/checkpatch.pl --strict \
-		--root="$BASE_REPO" "$p") >"$log" 2>&1
+	# A patch that passed checkpatch.pl of this tree once passes again:
+	# its log is kept under the hash of both.
+	kept=$CACHE/checkpatch/$(cat "$p" "$BASE_REPO/scripts/checkpatch.pl" "$BASE_REPO/scripts/spelling.txt" |
+		sha256sum | cut -c1-24)
+	if [ -f "$kept" ] && [ "${CHECK_NO_CACHE:-0}" != 1 ]; then
+		cp "$kept" "$log"
+	else
+		# checkpatch runs scripts/spdxcheck.py with the python3 on PATH; it
+		# needs Debian's python3-ply, which a pyenv or venv python lacks, and
+		# a failing spdxcheck only prints a traceback: use the system python3
+		# and count a traceback as a failure.
+		(cd "$BASE_REPO" && PATH=/usr/bin:$PATH perl scripts/checkpatch.pl --strict \
+			--root="$BASE_REPO" "$p") >"$log" 2>&1
+		! grep -q '^Traceback' "$log" && grep -q '^total: 0 errors, 0 warnings,' "$log" &&
+			mkdir -p "$CACHE/checkpatch" && cp "$log" "$kept"
+	fi
 	if grep -q '^Traceback' "$log"; then
 		result FAIL "checkpatch $name" "a checkpatch helper failed; see $log"
 	elif grep -q '^total: 0 errors, 0 warnings,' "$log"; then
