@@ -59,7 +59,13 @@ cfg_hash=$(cat "$TESTBED/build-kernel.sh" "$TESTBED/kernel.config" "$TESTBED/nop
 	"$TESTBED/i386.config" "$TESTBED/states.config" "$TESTBED/kasan.config" | sha256sum | cut -c1-16)
 mkdir -p "$CACHE/stamps"
 TEST_O=$CACHE/build/test
-I386_O=$CACHE/build/i386
+# make check compiles the final tree as i386 with the states' configuration;
+# make soak (I386_BOOT=1) builds the test configuration, which it boots.
+if [ "${I386_BOOT:-0}" = 1 ]; then
+	I386_O=$CACHE/build/i386 I386_LABEL=i386 I386_FRAGMENTS=("$TESTBED/kernel.config")
+else
+	I386_O=$CACHE/build/i386-states I386_LABEL=i386-states I386_FRAGMENTS=("$TESTBED/states.config")
+fi
 KASAN_O=$CACHE/build/kasan
 STATES_O=$CACHE/build/states
 NOPFM_O=$CACHE/build/noperfmon
@@ -160,26 +166,14 @@ else
 fi
 [ "$failed" = no ] || exit 1
 
-# The final tree as i386: the states' configuration made 32-bit, a
-# compile and link check as the 0-day robot's i386 builds; with I386_BOOT=1
-# (make soak, which boots it) the test configuration made 32-bit.
-i386_build() {
-	if [ "${I386_BOOT:-0}" = 1 ]; then
-		build_state "$last_commit" "$last_tree" "$I386_O" i386 "$BASE_REPO" "$TESTBED/i386.config"
-	else
-		I386_O=$CACHE/build/i386-states
-		KERNEL_FRAGMENT= build_state "$last_commit" "$last_tree" "$I386_O" i386-states "$BASE_REPO" \
-			"$TESTBED/states.config" "$TESTBED/i386.config"
-	fi
-}
-
 # The final tree as i386 (then I386_FILE, if given, is created), without
 # perfmon, and with the sanitizers (then KASAN_FILE).
 extra_builds() {
 	local t0 t1
 
 	t0=$(date +%s)
-	if i386_build; then
+	if KERNEL_FRAGMENT= build_state "$last_commit" "$last_tree" "$I386_O" "$I386_LABEL" "$BASE_REPO" \
+		"${I386_FRAGMENTS[@]}" "$TESTBED/i386.config"; then
 		if grep -q '^CONFIG_X86_32=y' "$I386_O/.config" &&
 		   grep -q '^CONFIG_PERFMON=y' "$I386_O/.config"; then
 			result PASS "build final tree as a 32-bit kernel"
