@@ -660,4 +660,3 @@ int pfm_interrupt(void)
 	}
 	return 0;
 }
-
