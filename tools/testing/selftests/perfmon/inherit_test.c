@@ -1760,14 +1760,19 @@ TEST_F_TIMEOUT(inherit, clone_fault_injection, 900)
  * PFM_IRQSOFF_FOLLOWERS sleeping followers (4,096; kernel.threads-max is
  * raised for them), no such section that perfmon ended is longer than twice
  * the shortest round with 16 followers, plus 1 ms for the noise of
- * interrupts and of the host in a virtual machine. The longest sections
- * others made (under KASAN, the freeing of the followers) are only logged.
- * Skipped without the irqsoff tracer (CONFIG_IRQSOFF_TRACER).
+ * interrupts and of the host in a virtual machine. A host that preempts
+ * the virtual CPU in such a section lengthens it once; a walk that keeps
+ * interrupts off grows every time: the many-followers family is measured
+ * again, up to IRQSOFF_TRIES times, while its longest section exceeds the
+ * bound. The longest sections others made (under KASAN, the freeing of the
+ * followers) are only logged. Skipped without the irqsoff tracer
+ * (CONFIG_IRQSOFF_TRACER).
  */
 #define IRQSOFF_ENV		"PFM_IRQSOFF_FOLLOWERS"
 #define IRQSOFF_MANY		4096
 #define IRQSOFF_FEW		16
 #define IRQSOFF_SLACK_US	1000
+#define IRQSOFF_TRIES		3
 #define TRACING			"/sys/kernel/tracing"
 #define IRQSOFF_FMT \
 	"%ld followers: rounds %ld us (%s) at least, perfmon's %ld us (%s), unload %ld us (%s)\n"
@@ -1910,7 +1915,7 @@ TEST_F_TIMEOUT(inherit, followers_irqsoff_bounded, 600)
 	struct irqsoff_fam f[2];
 	struct sleepers s;
 	char buf[512];
-	int i;
+	int i, tries = 0;
 
 	if (access(TRACING "/available_tracers", R_OK))
 		mount("tracefs", TRACING, "tracefs", 0, NULL);
@@ -1939,6 +1944,10 @@ TEST_F_TIMEOUT(inherit, followers_irqsoff_bounded, 600)
 		ksft_print_msg(IRQSOFF_FMT, nr[i], f[i].least.us, f[i].least.who,
 			       f[i].pfm.us, f[i].pfm.who, f[i].drop.us,
 			       f[i].drop.who);
+		/* one more measure of the many while it exceeds the bound */
+		if (i == 1 && ++tries < IRQSOFF_TRIES &&
+		    f[1].pfm.us > 2 * f[0].least.us + IRQSOFF_SLACK_US)
+			i--;
 	}
 	EXPECT_GE(2 * f[0].least.us + IRQSOFF_SLACK_US, f[1].pfm.us)
 		TH_LOG("%s kept interrupts off for %ld us", f[1].pfm.who,
