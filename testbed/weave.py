@@ -24,6 +24,11 @@ import os, pickle, re, subprocess, sys
 
 INF = 10**9
 
+# Entries pickled by the script load in plans and other tools that import
+# this file as the module "weave".
+if __name__ == '__main__':
+    sys.modules.setdefault('weave', sys.modules['__main__'])
+
 
 def git(tree, *args, inp=None):
     return subprocess.run(['git', '-C', tree] + list(args), input=inp,
@@ -31,10 +36,13 @@ def git(tree, *args, inp=None):
 
 
 class Entry:
-    __slots__ = ('text', 'add', 'dele', 'id')
+    __slots__ = ('text', 'add', 'dele')
 
     def __init__(self, text, add, dele=INF):
         self.text, self.add, self.dele = text, add, dele
+
+
+Entry.__module__ = 'weave'
 
 
 def build(tree, base, head):
@@ -42,7 +50,6 @@ def build(tree, base, head):
     files = {}      # path -> list of Entry
     created = {}    # path -> patch index that creates it (0 = base)
     meta = []
-    nid = 0
     for p, c in enumerate(commits, 1):
         meta.append(git(tree, 'log', '-1', '--format=%an%x00%ae%x00%ad%x00%B', c).decode())
         diff = git(tree, 'diff', '-U0', '--no-renames', '--minimal', f'{c}^', c).decode('utf-8', 'surrogateescape')
@@ -89,15 +96,7 @@ def build(tree, base, head):
                     at = idx[-1] + 1
                 else:
                     at = vis[s - 1] + 1 if s > 0 else 0
-                new = []
-                for t in added:
-                    e = Entry(t, p)
-                    new.append(e)
-                w[at:at] = new
-    for w in files.values():
-        for e in w:
-            e.id = nid
-            nid += 1
+                w[at:at] = [Entry(t, p) for t in added]
     return {'commits': commits, 'files': files, 'created': created, 'meta': meta,
             'base': git(tree, 'rev-parse', base).decode().strip(), 'head': git(tree, 'rev-parse', head).decode().strip()}
 
@@ -130,34 +129,28 @@ def state(W, order_pos, k, path):
     w = W['files'][path]
     res = []
     for e in w:
-        a = order_pos(e.add)
-        if a > k:
+        # a line never added (INF) or added later has no removal to look up
+        if order_pos(e.add) > k:
             continue
-        d = order_pos(e.dele) if e.dele != INF else INF
-        if a <= k < d:
+        if e.dele == INF or k < order_pos(e.dele):
             res.append(e.text)
     return res
 
 
-def emit(W, plan, tree, branch):
+def emit(W, plan, tree, branch, index):
+    """Write the series of PLAN as commits of TREE on BRANCH, staging in INDEX."""
     order = plan['order']                       # new position -> old index
     pos = {old: new for new, old in enumerate(order, 1)}
     newmeta = plan.get('new_meta', {})
     pos[0] = 0
-    extra = plan.get('pos', {})                 # virtual old indices (e.g. 1018.5) -> new
     def op(x):
-        if x == INF:
-            return INF
-        if x in extra:
-            return extra[x]
-        return pos[x]
+        return INF if x == INF else pos[x]
     base = W['base']
-    head = W['head']
     modes = {}
-    for l in git(tree, 'ls-tree', '-r', head).decode().splitlines():
+    for l in git(tree, 'ls-tree', '-r', W['head']).decode().splitlines():
         meta, path = l.split('\t', 1)
         modes[path] = meta.split()[0]
-    env = dict(os.environ, GIT_INDEX_FILE=os.path.join(os.path.dirname(os.path.abspath(sys.argv[2])), 'weave-index'))
+    env = dict(os.environ, GIT_INDEX_FILE=index)
     def g(*args, inp=None, extra_env=None):
         e = dict(env, **(extra_env or {}))
         return subprocess.run(['git', '-C', tree] + list(args), input=inp, env=e,
@@ -221,5 +214,6 @@ if __name__ == '__main__':
         exec(open(sys.argv[3]).read(), plan)
         if 'fold' in plan:
             plan['fold'](W)
-        print(emit(W, plan, sys.argv[4], sys.argv[5]))
+        index = os.path.join(os.path.dirname(os.path.abspath(sys.argv[2])), 'weave-index')
+        print(emit(W, plan, sys.argv[4], sys.argv[5], index))
 
