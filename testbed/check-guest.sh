@@ -78,8 +78,9 @@
 # structures (abi, calls, count, sysfs). make soak boots the i386 kernel
 # (LABEL i386, I386_BOOT=1), which runs the 32-bit programs natively.
 # The selftests' long runs (their rounds, cycles, sweeps and seconds, in
-# the environment) are short here (GUEST_SETTINGS) and long in make soak
-# (testbed/soak.sh), which sets these variables and GUEST_RUNS.
+# the environment) are short by default and long in make soak
+# (testbed/soak.sh), which sets GUEST_SETTINGS, KASAN_SETTINGS and
+# GUEST_RUNS.
 #
 # The boots run GUEST_JOBS (default 1) at a time: a TCG guest keeps
 # about 1.2 host CPUs busy, so two at a time on 2 CPUs gained nothing
@@ -117,11 +118,12 @@ GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon:abi_test,perfmo
 WATCHDOG_BOOTS=${WATCHDOG_BOOTS:-skylake}
 LOCKUP_MODES=${LOCKUP_MODES-lockup-core2:loop lockup-fam10h:released}
 # The selftests' environment (passed on the kernel command line to /init):
-# 1,000 create/exit cycles and one fault-injection sweep of inherit_test,
-# 100 rounds of lifecycle_test's load race and 10 s of its stress, 200
-# rounds of the race of a clone with an unload or a close.
-GUEST_SETTINGS=${GUEST_SETTINGS-PFM_INHERIT_CYCLES=1000 PFM_INHERIT_SWEEPS=1 PFM_RACE_ROUNDS=100 PFM_STRESS_SECONDS=10 PFM_FOLLOW_RACE_ROUNDS=200}
-KASAN_SETTINGS=${KASAN_SETTINGS-PFM_INHERIT_CYCLES=1000 PFM_INHERIT_SWEEPS=1 PFM_RACE_ROUNDS=100 PFM_STRESS_SECONDS=10 PFM_FOLLOW_RACE_ROUNDS=300}
+# none, the programs' short defaults (1,000 create/exit cycles and one
+# fault-injection sweep of inherit_test, 100 rounds of lifecycle_test's
+# load race and 10 s of its stress, 200 rounds of the race of a clone with
+# an unload or a close), but 300 rounds of that race under KASAN.
+GUEST_SETTINGS=${GUEST_SETTINGS-}
+KASAN_SETTINGS=${KASAN_SETTINGS-PFM_FOLLOW_RACE_ROUNDS=300}
 HOTPLUG_SMP=${HOTPLUG_SMP:-4}
 HOTPLUG_APPEND=${HOTPLUG_APPEND-maxcpus=2 nmi_watchdog=1 testbed.ksft_args=-f,wd}
 HOTPLUG_TIMEOUT=${HOTPLUG_TIMEOUT:-600}

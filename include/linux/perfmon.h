@@ -2,9 +2,11 @@
 /*
  * perfmon: per-thread hardware counters with the perfmon2 interface.
  *
- * The hooks the rest of the kernel calls. Threads without a context pay
- * nothing: the architecture calls the context switch hooks only for the
- * threads perfmon marked with arch_pfm_ctxsw_enable() (<asm/perfmon.h>).
+ * The hooks the rest of the kernel calls.
+ *
+ * Threads without a context pay nothing: the architecture calls the
+ * context switch hooks only for the threads perfmon marked with
+ * arch_pfm_ctxsw_enable() (<asm/perfmon.h>).
  */
 #ifndef _LINUX_PERFMON_H
 #define _LINUX_PERFMON_H

@@ -5,11 +5,12 @@
  * A context is attached (loaded) to the calling thread itself, or to a
  * thread the caller has stopped under ptrace. It is detached by
  * pfm_unload_context(), by the exit of the thread, by an exec that makes
- * the thread non-dumpable, and by close() of its file descriptor: a
- * context attached to another thread then becomes a zombie, which that
- * thread detaches on its way back to user space. A context created with
- * PFM_FL_INHERIT also attaches followers to the tasks its thread creates:
- * see the end of this file.
+ * the thread non-dumpable, and by close() of its file descriptor in the
+ * thread itself.
+ * Closed in another thread, it becomes a zombie, which its thread
+ * detaches on its way back to user space.
+ * A context created with PFM_FL_INHERIT also attaches followers to the
+ * tasks its thread creates: see the end of this file.
  */
 
 #include <linux/atomic.h>
@@ -67,9 +68,10 @@ static int pfm_check_task(struct task_struct *task)
  *
  * An unattached context, or one attached to the caller, always; one
  * attached to another thread only when the caller may ptrace that thread
- * and has it stopped.
+ * (else -EPERM) and has it stopped (else -ESRCH).
+ * A zombie, never (-EINVAL).
  *
- * Return: 0, -EPERM, -ESRCH, or -EINVAL for a zombie.
+ * Return: 0 or a negative error code.
  */
 int pfm_check_access(struct pfm_context *ctx)
 {
@@ -131,16 +133,15 @@ int pfm_load_context(struct pfm_context *ctx, const struct pfarg_load *req)
 	 * that the caller holds until the load is complete.
 	 */
 	task_lock(task);
-	if (rcu_access_pointer(task->pfm_context)) {
+	if (rcu_access_pointer(task->pfm_context))
 		ret = -EEXIST;
-	} else {
+	else
 		rcu_assign_pointer(task->pfm_context, ctx);
-		/* pairs with do_exit()'s, see pfm_exit_thread() */
-		smp_mb();
-		if (task->flags & PF_EXITING) {
-			RCU_INIT_POINTER(task->pfm_context, NULL);
-			ret = -EBUSY;
-		}
+	/* pairs with do_exit()'s, see pfm_exit_thread() */
+	smp_mb();
+	if (!ret && (task->flags & PF_EXITING)) {
+		RCU_INIT_POINTER(task->pfm_context, NULL);
+		ret = -EBUSY;
 	}
 	task_unlock(task);
 	if (ret) {
@@ -186,8 +187,10 @@ int pfm_detach(struct pfm_context *ctx)
 	int ret;
 
 	ret = pfm_ctx_lock(ctx, &flags);
-	if (ret)
+	if (ret) {
+		pfm_ctx_unlock(ctx, flags);
 		return ret;
+	}
 	ctx->started = false;
 	ctx->state = PFM_CTX_UNLOADED;
 	ctx->task = NULL;
@@ -279,35 +282,43 @@ static void pfm_zombie_work(struct callback_head *work)
 	pfm_context_put(ctx);
 }
 
+/*
+ * @ctx, attached to another thread, is closed: that thread detaches it on
+ * its way back to user space, or at its exit. The caller holds ctx->mutex.
+ */
+static void pfm_make_zombie(struct pfm_context *ctx)
+{
+	pfm_dbg("context of thread %d closed: zombie\n",
+		task_pid_nr(ctx->task));
+	ctx->state = PFM_CTX_ZOMBIE;
+	refcount_inc(&ctx->refs);
+	init_task_work(&ctx->unload_work, pfm_zombie_work);
+	/*
+	 * The thread cannot be past its task work: it would have detached
+	 * the context first, under the mutex we hold.
+	 */
+	if (WARN_ON_ONCE(task_work_add(ctx->task, &ctx->unload_work,
+				       TWA_RESUME)))
+		refcount_dec(&ctx->refs);
+}
+
 /**
  * pfm_context_release - the file of a context is released
  * @ctx: the context
  *
- * Its followers are folded and detached. An unattached context, or one
- * attached to the caller, is freed; one attached to another thread becomes
- * a zombie that the thread detaches and frees on its way back to user
- * space, or at its exit.
+ * Its followers are folded and detached.
+ * A context attached to the caller is detached; the context is freed once
+ * nothing else holds it.
+ * One attached to another thread becomes a zombie.
  */
 void pfm_context_release(struct pfm_context *ctx)
 {
 	mutex_lock(&ctx->mutex);
 	pfm_family_drop(ctx);
-	if (ctx->state == PFM_CTX_LOADED && ctx->task == current) {
+	if (ctx->state == PFM_CTX_LOADED && ctx->task == current)
 		pfm_detach(ctx);
-	} else if (ctx->state == PFM_CTX_LOADED) {
-		pfm_dbg("context of thread %d closed: zombie\n",
-			task_pid_nr(ctx->task));
-		ctx->state = PFM_CTX_ZOMBIE;
-		refcount_inc(&ctx->refs);
-		init_task_work(&ctx->unload_work, pfm_zombie_work);
-		/*
-		 * The thread cannot be past its task work: it would have
-		 * detached the context first, under the mutex we hold.
-		 */
-		if (WARN_ON_ONCE(task_work_add(ctx->task, &ctx->unload_work,
-					       TWA_RESUME)))
-			refcount_dec(&ctx->refs);
-	}
+	else if (ctx->state == PFM_CTX_LOADED)
+		pfm_make_zombie(ctx);
 	mutex_unlock(&ctx->mutex);
 	pfm_context_put(ctx);
 }

@@ -66,8 +66,7 @@ struct pfm_family {
  * @mutex: serializes the system calls on the context and its unloading
  * @lock: protects the registers and the attachment against the context
  *	switch of the monitored thread; taken with interrupts disabled
- * @refs: one for the file, one while attached, one for a pending
- *	deferred unload
+ * @refs: one for the file, one while attached
  * @state: see enum pfm_ctx_state
  * @started: monitoring is active (pfm_start() without pfm_stop() since)
  * @is_self: attached to the thread that loaded it
@@ -92,7 +91,8 @@ struct pfm_family {
  * @root: for a follower, the context it follows, referenced; else NULL
  * @fam_node: a follower's link in the followers of @root, empty once it
  *	was folded
- * @unload_work: deferred unload of a zombie by the monitored thread
+ * @unload_work: deferred unload of a zombie by the monitored thread; a
+ *	reference is held for it
  * @rcu: the context switch of its thread may look at a context while it is
  *	being freed
  */

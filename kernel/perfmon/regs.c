@@ -104,20 +104,6 @@ static void pfm_apply_pmcs(struct pfm_context *ctx,
 	}
 }
 
-/*
- * The start of every register access: may the caller operate on @ctx now
- * (pfm_check_access()), then lock it with all of it in memory.
- */
-static int pfm_regs_lock(struct pfm_context *ctx, unsigned long *flags)
-{
-	int ret;
-
-	ret = pfm_check_access(ctx);
-	if (ret)
-		return ret;
-	return pfm_ctx_lock(ctx, flags);
-}
-
 /**
  * pfm_write_pmcs - write PMCs of a context
  * @ctx: the context, whose mutex the caller holds
@@ -163,8 +149,10 @@ int pfm_write_pmcs(struct pfm_context *ctx, struct pfarg_pmc *req, int count)
 		return err;
 
 	ret = pfm_ctx_lock(ctx, &flags);
-	if (ret)
+	if (ret) {
+		pfm_ctx_unlock(ctx, flags);
 		return ret;
+	}
 	pfm_apply_pmcs(ctx, &b);
 	pfm_ctx_unlock(ctx, flags);
 	return err;
@@ -216,8 +204,10 @@ int pfm_write_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
 		return err;
 
 	ret = pfm_ctx_lock(ctx, &flags);
-	if (ret)
+	if (ret) {
+		pfm_ctx_unlock(ctx, flags);
 		return ret;
+	}
 	pfm_for_each_reg(n, b.pmds) {
 		ctx->pmds[n] = b.value[n];
 		ctx->used_pmcs |= BIT_ULL(pfm_pmu->pmd[n].ctl);
@@ -304,9 +294,14 @@ static int pfm_set_started(struct pfm_context *ctx, bool started)
 		pfm_family_set_started(ctx, started);
 		return 0;
 	}
-	ret = pfm_regs_lock(ctx, &flags);
+	ret = pfm_check_access(ctx);
 	if (ret)
 		return ret;
+	ret = pfm_ctx_lock(ctx, &flags);
+	if (ret) {
+		pfm_ctx_unlock(ctx, flags);
+		return ret;
+	}
 	ctx->started = started;
 	pfm_ctx_unlock(ctx, flags);
 	pfm_family_set_started(ctx, started);

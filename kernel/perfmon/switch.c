@@ -387,18 +387,20 @@ static void pfm_load(struct pfm_context *ctx)
  * When @ctx is live on this CPU (its thread is the caller) it is saved and
  * pfm_ctx_unlock() makes it live again.
  *
- * Return: 0 with ctx->lock held and interrupts disabled, or -ESRCH when
- * @ctx is live on another CPU: its thread runs, it is not stopped.
+ * The caller holds ctx->lock, interrupts disabled, from the call until
+ * pfm_ctx_unlock(), whatever the return value.
+ *
+ * Return: 0, or -ESRCH when @ctx is live on another CPU: its thread runs,
+ * it is not stopped.
  */
 int pfm_ctx_lock(struct pfm_context *ctx, unsigned long *flags)
+	__acquires(&ctx->lock)
 {
 	raw_spin_lock_irqsave(&ctx->lock, *flags);
 	if (ctx->live_cpu < 0)
 		return 0;
-	if (ctx->live_cpu != smp_processor_id()) {
-		raw_spin_unlock_irqrestore(&ctx->lock, *flags);
+	if (ctx->live_cpu != smp_processor_id())
 		return -ESRCH;
-	}
 	pfm_save(ctx, true);
 	return 0;
 }
@@ -413,6 +415,7 @@ int pfm_ctx_lock(struct pfm_context *ctx, unsigned long *flags)
  * context of this CPU.
  */
 void pfm_ctx_unlock(struct pfm_context *ctx, unsigned long flags)
+	__releases(&ctx->lock)
 {
 	if (ctx->state != PFM_CTX_UNLOADED && ctx->task == current &&
 	    ctx->live_cpu < 0)

@@ -9,8 +9,10 @@
 
 struct pfm_context;
 
-int pfm_ctx_lock(struct pfm_context *ctx, unsigned long *flags);
-void pfm_ctx_unlock(struct pfm_context *ctx, unsigned long flags);
+int pfm_ctx_lock(struct pfm_context *ctx, unsigned long *flags)
+	__acquires(&ctx->lock);
+void pfm_ctx_unlock(struct pfm_context *ctx, unsigned long flags)
+	__releases(&ctx->lock);
 int pfm_ctx_read(struct pfm_context *ctx, u64 pmds, u64 *value);
 void pfm_clear_counters(void);
 void pfm_family_sync(struct pfm_context *root);

@@ -50,7 +50,6 @@
 
 #define PFM_SYSFS	"/sys/kernel/perfmon/"
 
-/* For headers from before the inheritance of contexts. */
 /* Offsets of the calls from the first one. */
 enum {
 	PFM_CREATE_CONTEXT = 0,

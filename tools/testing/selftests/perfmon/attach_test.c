@@ -1398,16 +1398,13 @@ TEST_F_TIMEOUT(access, paranoid3_root_counts_user_and_kernel, 120)
  * The perf detector's overflow interrupts are NMIs that nothing else
  * raises here: the tests count them in /proc/interrupts. Its threshold is
  * set to 1 s, so that it overflows every cpu_khz * 1000 cycles of its CPU;
- * on the emulated PMU a cycle is 2 per instruction plus 1 per branch, 11
- * per iteration of pfm_loop(), at every privilege level. The buddy
- * detector raises none.
+ * the cycles of an iteration of pfm_loop() are counted with perf first
+ * (11 on the emulated PMU, which counts 2 per instruction and 1 per
+ * branch; fewer on hardware). The buddy detector raises none.
  */
 #define NMI_WATCHDOG	"/proc/sys/kernel/nmi_watchdog"
 #define WATCHDOG_THRESH	"/proc/sys/kernel/watchdog_thresh"
 #define CPU1_ONLINE	"/sys/devices/system/cpu/cpu1/online"
-
-/* Cycles of one iteration of pfm_loop() on the emulated PMU. */
-#define LOOP_CYCLES	11
 
 FIXTURE(wd) {
 	struct pfm_pmu pmu;
@@ -1456,6 +1453,42 @@ static unsigned long wd_cpu_khz(void)
 	return mhz * 1000;
 }
 
+/* Cycles of pfm_loop(@n) in the caller, counted by perf @fd. */
+static __u64 wd_loop_cost(int fd, unsigned long n)
+{
+	__u64 c[2];
+
+	if (read(fd, &c[0], sizeof(c[0])) != sizeof(c[0]))
+		return 0;
+	pfm_loop(n);
+	if (read(fd, &c[1], sizeof(c[1])) != sizeof(c[1]))
+		return 0;
+	return c[1] - c[0];
+}
+
+/*
+ * Cycles of one iteration of pfm_loop() at every level, as the perf
+ * detector counts them: the difference of two loop lengths, the second
+ * of two runs each. 0 when perf cannot count cycles here.
+ */
+static double wd_loop_cycles(void)
+{
+	struct perf_event_attr attr;
+	__u64 c0 = 0, c1 = 0;
+	int fd, i;
+
+	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	fd = pfm_perf_open(&attr, 0, -1, -1);
+	if (fd < 0)
+		return 0;
+	for (i = 0; i < 2; i++) {
+		c0 = wd_loop_cost(fd, 1000);
+		c1 = wd_loop_cost(fd, 101000);
+	}
+	close(fd);
+	return c1 > c0 ? (c1 - c0) / 100000.0 : 0;
+}
+
 /* The NMIs CPU 0 takes while the caller spins @n iterations there. */
 static long wd_spin_nmis(unsigned long n)
 {
@@ -1476,6 +1509,7 @@ static int wd_reconfigure(void)
 FIXTURE_SETUP(wd)
 {
 	unsigned long khz;
+	double cycles;
 	char buf[8];
 
 	self->fd = -1;
@@ -1487,7 +1521,9 @@ FIXTURE_SETUP(wd)
 	ASSERT_EQ(0, wd_pin(0));
 	khz = wd_cpu_khz();
 	ASSERT_LT(0, khz);
-	self->period = khz * 1000 / LOOP_CYCLES + 1;
+	cycles = wd_loop_cycles();
+	ASSERT_LT(0.1, cycles) TH_LOG("perf counts no cycles");
+	self->period = khz * 1000 / cycles + 1;
 	ASSERT_LT(0, pfm_file_read(WATCHDOG_THRESH, self->thresh,
 				   sizeof(self->thresh)));
 	ASSERT_EQ(0, pfm_file_write(WATCHDOG_THRESH, "1"));

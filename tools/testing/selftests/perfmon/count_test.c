@@ -1818,8 +1818,7 @@ TEST_F_TIMEOUT(count, suspend_exact, 300)
 /* The counter nobody uses starts this many events below its wrap. */
 #define ROGUE_LEFT	16
 
-
-/* Intel architectural MSRs (pmu.md). */
+/* Intel architectural MSRs, as <asm/msr-index.h> names them. */
 #define MSR_PERFEVTSEL(i)	(0x186 + (i))
 #define MSR_PMC(i)		(0xc1 + (i))
 #define MSR_GLOBAL_STATUS	0x38e

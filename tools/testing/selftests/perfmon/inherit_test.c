@@ -1354,11 +1354,11 @@ TEST_F_TIMEOUT(inherit, close_with_live_followers, 300)
  * two runs differing in the loop only differ by exactly that many loops.
  * Every thread alone costs the same: the cost of a thread comes out.
  *
- * PFM_INHERIT_CYCLES overrides the number of cycles (10000, split in two
- * runs of 5000) for slow emulators. The time it took is logged.
+ * PFM_INHERIT_CYCLES overrides the number of cycles (1000, split in two
+ * runs of 500; make soak runs 10,000). The time it took is logged.
  */
 #define CYCLES_ENV	"PFM_INHERIT_CYCLES"
-#define CYCLES		10000
+#define CYCLES		1000
 #define CYCLE_LOOP	20UL
 
 static int cycle_main(void *arg)
@@ -1483,7 +1483,8 @@ TEST_F_TIMEOUT(inherit, create_exit_cycles, 900)
  * ENOMEM or EAGAIN (EAGAIN only if clone gives it without a context too,
  * so perfmon's own failure is ENOMEM), task_sessions_count is back after
  * each attempt, every clone that succeeded gave a follower that counted
- * exactly, and nothing leaked.
+ * exactly, and nothing leaked. PFM_INHERIT_SWEEPS sets the number of
+ * sweeps under a context (1; make soak runs 10).
  *
  * Needs CONFIG_FAULT_INJECTION, CONFIG_FAILSLAB and debugfs; failslab's
  * ignore-gfp-wait is set to N for the test (else GFP_KERNEL allocations
@@ -1494,7 +1495,7 @@ TEST_F_TIMEOUT(inherit, create_exit_cycles, 900)
 #define MAX_NTH		20000
 #define SWEEP_LOOP	100UL
 #define SWEEPS_ENV	"PFM_INHERIT_SWEEPS"
-#define SWEEPS		10
+#define SWEEPS		1
 #define MAX_ERRNO	512
 
 struct sweep {
@@ -2649,11 +2650,11 @@ TEST_F_TIMEOUT(inherit, unload_keeps_totals, 300)
  * task_sessions_count is back where it started, and the next round's load
  * works.
  *
- * PFM_FOLLOW_RACE_ROUNDS overrides the number of rounds (1000). The time
- * it took is logged.
+ * PFM_FOLLOW_RACE_ROUNDS overrides the number of rounds (200; make soak
+ * runs 10,000). The time it took is logged.
  */
 #define FOLLOW_RACE_ENV		"PFM_FOLLOW_RACE_ROUNDS"
-#define FOLLOW_RACE_ROUNDS	1000
+#define FOLLOW_RACE_ROUNDS	200
 /* T's random delay: up to this many iterations of pfm_loop() */
 #define FOLLOW_RACE_DELAY	20000
 
