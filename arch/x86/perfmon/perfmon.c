@@ -133,11 +133,8 @@ static void pfm_x86_reset(void)
 	for (i = 0; i < pfm_x86.pmu.num_pmds; i++)
 		if (pfm_x86.pmd[i].type & PFM_REG_IMPL)
 			pfm_x86_write_pmd(i, 0);
-	pfm_x86_ack(GENMASK_ULL(PFM_MAX_HW_PMDS - 1, 0) &
-		    (GENMASK_ULL(pfm_x86.num_gp - 1, 0) |
-		     (pfm_x86.num_fixed ?
-		      GENMASK_ULL(PFM_X86_FIXED_BASE + pfm_x86.num_fixed - 1,
-				  PFM_X86_FIXED_BASE) : 0)));
+	pfm_x86_ack(GENMASK_ULL(pfm_x86.num_gp - 1, 0) |
+		    ((u64)pfm_x86.fixed_mask << PFM_X86_FIXED_BASE));
 	if (boot_cpu_has(X86_FEATURE_APIC))
 		apic_write(APIC_LVTPC, APIC_DM_NMI);
 }
@@ -157,9 +154,7 @@ static u64 pfm_x86_ack_status(void)
 	u64 status = 0, mask = GENMASK_ULL(pfm_x86.num_gp - 1, 0);
 
 	if (pfm_x86.flags & PFM_X86_INTEL_GLOBAL) {
-		if (pfm_x86.num_fixed)
-			mask |= GENMASK_ULL(INTEL_PMC_IDX_FIXED + pfm_x86.num_fixed - 1,
-					    INTEL_PMC_IDX_FIXED);
+		mask |= (u64)pfm_x86.fixed_mask << INTEL_PMC_IDX_FIXED;
 		rdmsrl(MSR_CORE_PERF_GLOBAL_STATUS, status);
 		status &= mask;
 		if (status)

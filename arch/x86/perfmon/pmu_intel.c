@@ -8,7 +8,9 @@
  *
  * Every other Intel CPU with CPUID leaf 0xA: the general-purpose and fixed
  * counters the leaf reports, written full width through IA32_A_PMCx when
- * IA32_PERF_CAPABILITIES allows it.
+ * IA32_PERF_CAPABILITIES allows it. From version 5 the leaf may report
+ * fixed counters that are not contiguous (a hypervisor may leave some
+ * out): only those are described, each as the PMD of its number.
  *
  * User space cannot set AnyThread (it would count the other hyperthread),
  * pin control, nor clear the overflow interrupt, which 64-bit
@@ -50,20 +52,23 @@ static const char *const pfm_fixed_names[PFM_X86_MAX_FIXED] = {
 #define PFM_INTEL_EVTSEL_RSVD	(GENMASK_ULL(63, 32) | PFM_X86_EVTSEL_ANY | \
 				 PFM_X86_EVTSEL_INT | PFM_X86_EVTSEL_PC)
 
-/* FIXED_CTR_CTRL: per counter, bit 0 OS, 1 USR, 2 AnyThread, 3 PMI. */
-static u64 pfm_fixed_bits(unsigned int num_fixed, u64 nibble)
+/*
+ * FIXED_CTR_CTRL: per counter, bit 0 OS, 1 USR, 2 AnyThread, 3 PMI; the
+ * bits of the counters in @fixed_mask.
+ */
+static u64 pfm_fixed_bits(unsigned long fixed_mask, u64 nibble)
 {
 	u64 v = 0;
 	unsigned int j;
 
-	for (j = 0; j < num_fixed; j++)
+	for_each_set_bit(j, &fixed_mask, PFM_X86_MAX_FIXED)
 		v |= nibble << (4 * j);
 	return v;
 }
 
 static void pfm_intel_build(struct pfm_x86_pmu *p, const char *model,
 			    unsigned int num_gp, unsigned int gp_width,
-			    unsigned int num_fixed, unsigned int fixed_width,
+			    unsigned long fixed_mask, unsigned int fixed_width,
 			    unsigned int flags)
 {
 	bool fw = flags & PFM_X86_FW_WRITE;
@@ -72,7 +77,7 @@ static void pfm_intel_build(struct pfm_x86_pmu *p, const char *model,
 	memset(p, 0, sizeof(*p));
 	p->flags = flags;
 	p->num_gp = num_gp;
-	p->num_fixed = num_fixed;
+	p->fixed_mask = fixed_mask;
 
 	for (i = 0; i < num_gp; i++) {
 		p->pmc[i] = (struct pfm_regdesc) {
@@ -97,17 +102,17 @@ static void pfm_intel_build(struct pfm_x86_pmu *p, const char *model,
 	p->pmu.num_pmcs = num_gp;
 	p->pmu.num_pmds = num_gp;
 
-	if (num_fixed) {
+	if (fixed_mask) {
 		p->pmc[PFM_X86_FIXED_BASE] = (struct pfm_regdesc) {
 			.name = "FIXED_CTR_CTRL",
 			.type = PFM_REG_IMPL,
-			.dfl_val = pfm_fixed_bits(num_fixed, 0x8),
-			.rsvd_msk = ~pfm_fixed_bits(num_fixed, 0x3),
-			.no_emul64_msk = pfm_fixed_bits(num_fixed, 0x8),
-			.kernel_msk = pfm_fixed_bits(num_fixed, 0x1),
+			.dfl_val = pfm_fixed_bits(fixed_mask, 0x8),
+			.rsvd_msk = ~pfm_fixed_bits(fixed_mask, 0x3),
+			.no_emul64_msk = pfm_fixed_bits(fixed_mask, 0x8),
+			.kernel_msk = pfm_fixed_bits(fixed_mask, 0x1),
 			.addr = MSR_ARCH_PERFMON_FIXED_CTR_CTRL,
 		};
-		for (j = 0; j < num_fixed; j++)
+		for_each_set_bit(j, &fixed_mask, PFM_X86_MAX_FIXED)
 			p->pmd[PFM_X86_FIXED_BASE + j] = (struct pfm_regdesc) {
 				.name = pfm_fixed_names[j],
 				.type = PFM_REG_IMPL,
@@ -118,7 +123,7 @@ static void pfm_intel_build(struct pfm_x86_pmu *p, const char *model,
 				.addr = MSR_ARCH_PERFMON_FIXED_CTR0 + j,
 			};
 		p->pmu.num_pmcs = PFM_X86_FIXED_BASE + 1;
-		p->pmu.num_pmds = PFM_X86_FIXED_BASE + num_fixed;
+		p->pmu.num_pmds = PFM_X86_FIXED_BASE + fls(fixed_mask);
 	}
 	p->pmu.model = model;
 	p->pmu.pmc = p->pmc;
@@ -131,7 +136,7 @@ static void pfm_intel_build(struct pfm_x86_pmu *p, const char *model,
  */
 void pfm_intel_core_build(struct pfm_x86_pmu *p)
 {
-	pfm_intel_build(p, "Intel Core", 2, 40, 3, 40,
+	pfm_intel_build(p, "Intel Core", 2, 40, GENMASK(2, 0), 40,
 			PFM_X86_INTEL_GLOBAL | PFM_X86_LVTPC_MASKS);
 }
 EXPORT_SYMBOL_IF_KUNIT(pfm_intel_core_build);
@@ -142,14 +147,14 @@ EXPORT_SYMBOL_IF_KUNIT(pfm_intel_core_build);
  * @version: architectural perfmon version (CPUID 0xA EAX[7:0])
  * @num_gp: general-purpose counters; at most PFM_X86_MAX_GP are used
  * @gp_width: their width
- * @num_fixed: fixed counters (version 2 and later); at most
- *	PFM_X86_MAX_FIXED are used
+ * @fixed_mask: fixed counters (version 2 and later), bit j for counter j;
+ *	those from PFM_X86_MAX_FIXED on are not used
  * @fixed_width: their width
  * @fw_write: IA32_PERF_CAPABILITIES.FW_WRITE
  */
 void pfm_intel_arch_build(struct pfm_x86_pmu *p, unsigned int version,
 			  unsigned int num_gp, unsigned int gp_width,
-			  unsigned int num_fixed, unsigned int fixed_width,
+			  unsigned long fixed_mask, unsigned int fixed_width,
 			  bool fw_write)
 {
 	unsigned int flags = PFM_X86_LVTPC_MASKS;
@@ -162,15 +167,36 @@ void pfm_intel_arch_build(struct pfm_x86_pmu *p, unsigned int version,
 	if (version >= 2)
 		flags |= PFM_X86_INTEL_GLOBAL;
 	if (version < 2 || fixed_width <= 32)
-		num_fixed = 0;
+		fixed_mask = 0;
 	if (fw_write)
 		flags |= PFM_X86_FW_WRITE;
 
 	pfm_intel_build(p, "Intel architectural perfmon",
 			min(num_gp, PFM_X86_MAX_GP), gp_width,
-			min(num_fixed, PFM_X86_MAX_FIXED), fixed_width, flags);
+			fixed_mask & GENMASK(PFM_X86_MAX_FIXED - 1, 0),
+			fixed_width, flags);
 }
 EXPORT_SYMBOL_IF_KUNIT(pfm_intel_arch_build);
+
+/**
+ * pfm_intel_fixed_mask - the fixed counters CPUID leaf 0xA reports
+ * @version: architectural perfmon version (EAX[7:0])
+ * @num_fixed: EDX[4:0], the number of fixed counters numbered from 0
+ * @ecx: ECX, from version 5 a bitmap of fixed counters
+ *
+ * Return: bit j set for each fixed counter j: j below @num_fixed, or from
+ * version 5 bit j of @ecx set.
+ */
+unsigned long pfm_intel_fixed_mask(unsigned int version,
+				   unsigned int num_fixed, u32 ecx)
+{
+	unsigned long mask = num_fixed ? GENMASK(num_fixed - 1, 0) : 0;
+
+	if (version >= 5)
+		mask |= ecx;
+	return mask;
+}
+EXPORT_SYMBOL_IF_KUNIT(pfm_intel_fixed_mask);
 
 static bool pfm_is_core2(void)
 {
@@ -211,6 +237,7 @@ int pfm_intel_arch_probe(struct pfm_x86_pmu *p)
 	union cpuid10_eax eax;
 	union cpuid10_edx edx;
 	unsigned int ebx, ecx;
+	unsigned long fixed;
 	u64 caps = 0;
 
 	if (boot_cpu_data.x86_vendor != X86_VENDOR_INTEL ||
@@ -227,8 +254,10 @@ int pfm_intel_arch_probe(struct pfm_x86_pmu *p)
 	if (boot_cpu_has(X86_FEATURE_PDCM))
 		rdmsrl_safe(MSR_IA32_PERF_CAPABILITIES, &caps);
 
+	fixed = pfm_intel_fixed_mask(eax.split.version_id,
+				     edx.split.num_counters_fixed, ecx);
 	pfm_intel_arch_build(p, eax.split.version_id, eax.split.num_counters,
-			     eax.split.bit_width, edx.split.num_counters_fixed,
+			     eax.split.bit_width, fixed,
 			     edx.split.bit_width_fixed,
 			     caps & PFM_PERF_CAP_FW_WRITE);
 	return 0;

@@ -127,7 +127,7 @@ static void pfm_test_intel_arch_fw(struct kunit *test)
 	unsigned int i;
 
 	KUNIT_ASSERT_NOT_NULL(test, p);
-	pfm_intel_arch_build(p, 4, 4, 48, 3, 48, true);
+	pfm_intel_arch_build(p, 4, 4, 48, 0x7, 48, true);
 	pfm_check_table(test, p);
 	KUNIT_EXPECT_STREQ(test, p->pmu.model, "Intel architectural perfmon");
 	KUNIT_EXPECT_EQ(test, p->pmu.num_pmcs, 17);
@@ -149,23 +149,23 @@ static void pfm_test_intel_arch_legacy(struct kunit *test)
 	struct pfm_x86_pmu *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, p);
-	pfm_intel_arch_build(p, 3, 4, 48, 3, 48, false);
+	pfm_intel_arch_build(p, 3, 4, 48, 0x7, 48, false);
 	pfm_check_table(test, p);
 	KUNIT_EXPECT_EQ(test, p->pmd[0].width, 31);
 	KUNIT_EXPECT_EQ(test, p->pmd[16].width, 47);
 
 	/* version 1 has neither fixed counters nor a global control */
-	pfm_intel_arch_build(p, 1, 2, 40, 3, 40, false);
+	pfm_intel_arch_build(p, 1, 2, 40, 0x7, 40, false);
 	pfm_check_table(test, p);
 	KUNIT_EXPECT_EQ(test, p->pmu.num_pmcs, 2);
 	KUNIT_EXPECT_EQ(test, p->pmu.num_pmds, 2);
 	KUNIT_EXPECT_EQ(test, p->flags & PFM_X86_INTEL_GLOBAL, 0);
 
 	/* more counters than the numbering has room for are left out */
-	pfm_intel_arch_build(p, 5, 12, 48, 6, 48, true);
+	pfm_intel_arch_build(p, 5, 12, 48, 0x3f, 48, true);
 	pfm_check_table(test, p);
 	KUNIT_EXPECT_EQ(test, p->num_gp, PFM_X86_MAX_GP);
-	KUNIT_EXPECT_EQ(test, p->num_fixed, PFM_X86_MAX_FIXED);
+	KUNIT_EXPECT_EQ(test, p->fixed_mask, 0xfUL);
 	KUNIT_EXPECT_EQ(test, p->pmu.num_pmds, 20);
 	KUNIT_EXPECT_EQ(test, p->pmc[16].dfl_val, 0x8888ULL);
 	KUNIT_EXPECT_EQ(test, p->pmc[16].rsvd_msk, ~0x3333ULL);
@@ -184,16 +184,62 @@ static void pfm_test_intel_arch_no_fixed(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, p);
 	pfm_intel_arch_build(p, 2, 4, 48, 0, 0, false);
 	pfm_check_table(test, p);
-	KUNIT_EXPECT_EQ(test, p->num_fixed, 0);
+	KUNIT_EXPECT_EQ(test, p->fixed_mask, 0UL);
 	KUNIT_EXPECT_EQ(test, p->pmu.num_pmcs, 4);
 	KUNIT_EXPECT_EQ(test, p->pmu.num_pmds, 4);
 	KUNIT_EXPECT_NE(test, p->flags & PFM_X86_INTEL_GLOBAL, 0);
 
 	/* fixed counters too narrow to be used: the same */
-	pfm_intel_arch_build(p, 4, 4, 48, 3, 32, true);
+	pfm_intel_arch_build(p, 4, 4, 48, 0x7, 32, true);
 	pfm_check_table(test, p);
-	KUNIT_EXPECT_EQ(test, p->num_fixed, 0);
+	KUNIT_EXPECT_EQ(test, p->fixed_mask, 0UL);
 	KUNIT_EXPECT_NE(test, p->flags & PFM_X86_INTEL_GLOBAL, 0);
+}
+
+/*
+ * The fixed counters of CPUID leaf 0xA: numbered from 0 before version 5,
+ * any set from version 5 (a hypervisor may leave some out). The table
+ * describes those and no other.
+ */
+static void pfm_test_intel_arch_fixed_layouts(struct kunit *test)
+{
+	struct pfm_x86_pmu *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	/* before version 5 ECX means nothing */
+	KUNIT_EXPECT_EQ(test, pfm_intel_fixed_mask(4, 3, 0xff), 0x7UL);
+	KUNIT_EXPECT_EQ(test, pfm_intel_fixed_mask(5, 3, 0x7), 0x7UL);
+	KUNIT_EXPECT_EQ(test, pfm_intel_fixed_mask(5, 0, 0x5), 0x5UL);
+	KUNIT_EXPECT_EQ(test, pfm_intel_fixed_mask(5, 1, 0x4), 0x5UL);
+	KUNIT_EXPECT_EQ(test, pfm_intel_fixed_mask(5, 0, 0), 0UL);
+
+	/* counters 0 and 2: PMD16 and PMD18, no PMD17 */
+	pfm_intel_arch_build(p, 5, 4, 48, 0x5, 48, true);
+	pfm_check_table(test, p);
+	KUNIT_EXPECT_EQ(test, p->pmu.num_pmds, 19);
+	KUNIT_EXPECT_EQ(test, p->pmd[16].type, PFM_REG_IMPL);
+	KUNIT_EXPECT_EQ(test, p->pmd[17].type, 0);
+	KUNIT_EXPECT_EQ(test, p->pmd[18].type, PFM_REG_IMPL);
+	KUNIT_EXPECT_EQ(test, p->pmd[18].addr, 0x30bUL);
+	KUNIT_EXPECT_EQ(test, p->pmc[16].dfl_val, 0x808ULL);
+	KUNIT_EXPECT_EQ(test, p->pmc[16].rsvd_msk, ~0x303ULL);
+	KUNIT_EXPECT_EQ(test, p->pmc[16].kernel_msk, 0x101ULL);
+
+	/* counter 3 alone: PMD19 */
+	pfm_intel_arch_build(p, 5, 8, 48, 0x8, 48, true);
+	pfm_check_table(test, p);
+	KUNIT_EXPECT_EQ(test, p->pmu.num_pmds, 20);
+	for (i = 16; i < 19; i++)
+		KUNIT_EXPECT_EQ(test, p->pmd[i].type, 0);
+	KUNIT_EXPECT_EQ(test, p->pmd[19].addr, 0x30cUL);
+	KUNIT_EXPECT_EQ(test, p->pmc[16].rsvd_msk, ~0x3000ULL);
+
+	/* counters past the numbering are left out */
+	pfm_intel_arch_build(p, 5, 8, 48, 0x13, 48, true);
+	pfm_check_table(test, p);
+	KUNIT_EXPECT_EQ(test, p->fixed_mask, 0x3UL);
+	KUNIT_EXPECT_EQ(test, p->pmu.num_pmds, 18);
 }
 
 static void pfm_test_amd64(struct kunit *test)
@@ -243,6 +289,7 @@ static struct kunit_case pfm_pmu_cases[] = {
 	KUNIT_CASE(pfm_test_intel_arch_fw),
 	KUNIT_CASE(pfm_test_intel_arch_legacy),
 	KUNIT_CASE(pfm_test_intel_arch_no_fixed),
+	KUNIT_CASE(pfm_test_intel_arch_fixed_layouts),
 	KUNIT_CASE(pfm_test_amd64),
 	KUNIT_CASE(pfm_test_amd64_fam15h),
 	{}

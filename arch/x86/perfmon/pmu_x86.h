@@ -32,7 +32,7 @@
  * @pmu: the description the perfmon core sees
  * @flags: PFM_X86_*
  * @num_gp: number of general-purpose counters (PMD0..)
- * @num_fixed: number of Intel fixed counters (PMD16..)
+ * @fixed_mask: the Intel fixed counters, bit j for counter j (PMD16 + j)
  * @pmc: storage for a description built at boot
  * @pmd: storage for a description built at boot
  */
@@ -40,7 +40,7 @@ struct pfm_x86_pmu {
 	struct pfm_pmu		pmu;
 	unsigned int		flags;
 	unsigned int		num_gp;
-	unsigned int		num_fixed;
+	unsigned long		fixed_mask;
 	struct pfm_regdesc	pmc[PFM_MAX_HW_PMCS];
 	struct pfm_regdesc	pmd[PFM_MAX_HW_PMDS];
 };
@@ -54,8 +54,10 @@ int pfm_amd64_probe(struct pfm_x86_pmu *p);
 void pfm_intel_core_build(struct pfm_x86_pmu *p);
 void pfm_intel_arch_build(struct pfm_x86_pmu *p, unsigned int version,
 			  unsigned int num_gp, unsigned int gp_width,
-			  unsigned int num_fixed, unsigned int fixed_width,
+			  unsigned long fixed_mask, unsigned int fixed_width,
 			  bool fw_write);
+unsigned long pfm_intel_fixed_mask(unsigned int version,
+				   unsigned int num_fixed, u32 ecx);
 void pfm_amd64_build(struct pfm_x86_pmu *p, unsigned int num_counters,
 		     bool global);
 
