@@ -13,7 +13,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
-#include <sys/personality.h>
 
 #include "../kselftest_harness.h"
 #include "pfm_util.h"
@@ -218,31 +217,9 @@ TEST_F(count, self_fixed_counter)
 static pid_t fork_exec_loop(unsigned long n)
 {
 	char env[64], arg0[] = "pfm_exec_child";
-	char *envp[2], *argv[2];
-	int status;
-	pid_t pid;
 
-	envp[0] = env;
-	envp[1] = NULL;
-	argv[0] = arg0;
-	argv[1] = NULL;
 	snprintf(env, sizeof(env), PFM_LOOP_ENV "=%012lu", n);
-	pid = fork();
-	if (pid == 0) {
-		if (personality(ADDR_NO_RANDOMIZE) < 0 ||
-		    ptrace(PTRACE_TRACEME, 0, NULL, NULL))
-			_exit(1);
-		execve("/proc/self/exe", argv, envp);
-		_exit(2);
-	}
-	if (pid < 0)
-		return -1;
-	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
-	    WSTOPSIG(status) != SIGTRAP) {
-		pfm_kill(pid);
-		return -1;
-	}
-	return pid;
+	return pfm_exec_self_traced(arg0, env);
 }
 
 /*

@@ -39,7 +39,6 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
-#include <sys/personality.h>
 #include <sys/statvfs.h>
 #include <linux/futex.h>
 #include <linux/perf_event.h>
@@ -2149,35 +2148,6 @@ TEST_F_TIMEOUT(inherit, exec_keeps_following, 300)
 	}
 }
 
-/* Copy this binary to a new file with the given mode; 0 or -1. */
-static int copy_self(char *path, size_t size, mode_t mode)
-{
-	char buf[65536];
-	int in, out;
-	ssize_t n;
-
-	snprintf(path, size, "/tmp/pfm_inherit_XXXXXX");
-	out = mkstemp(path);
-	if (out < 0)
-		return -1;
-	in = open("/proc/self/exe", O_RDONLY);
-	if (in < 0)
-		goto fail;
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, n) != n)
-			break;
-	close(in);
-	if (n || fchmod(out, mode))
-		goto fail;
-	close(out);
-	return 0;
-fail:
-	close(out);
-	unlink(path);
-	path[0] = '\0';
-	return -1;
-}
-
 /*
  * An exec that makes the follower non-dumpable (nobody execs a file it may
  * not read) folds and drops it: its new image's loop is not counted,
@@ -2194,7 +2164,7 @@ TEST_F_TIMEOUT(inherit, exec_nondumpable_drops_follower, 300)
 		SKIP(return, "needs root to drop privileges");
 	if (statvfs("/tmp", &st) || (st.f_flag & ST_NOEXEC))
 		SKIP(return, "no executable /tmp");
-	ASSERT_EQ(0, copy_self(self->path, sizeof(self->path), 0111));
+	ASSERT_EQ(0, pfm_copy_self(self->path, sizeof(self->path), 0111));
 	snprintf(fam->nodump_exe, sizeof(fam->nodump_exe), "%s", self->path);
 	family_add(0, NODE_EXEC_NODUMP, 4);
 	family_add(0, NODE_EXEC, 2);
@@ -2287,27 +2257,9 @@ static void traced_body(unsigned long unit)
 static pid_t fork_exec_family(unsigned long unit)
 {
 	char env[64], arg0[] = "pfm_inherit_family";
-	char *envp[2] = { env, NULL }, *argv[2] = { arg0, NULL };
-	int status;
-	pid_t pid;
 
 	snprintf(env, sizeof(env), FAMILY_ENV "=%012lu", unit);
-	pid = fork();
-	if (pid == 0) {
-		if (personality(ADDR_NO_RANDOMIZE) < 0 ||
-		    ptrace(PTRACE_TRACEME, 0, NULL, NULL))
-			_exit(1);
-		execve("/proc/self/exe", argv, envp);
-		_exit(2);
-	}
-	if (pid < 0)
-		return -1;
-	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
-	    WSTOPSIG(status) != SIGTRAP) {
-		pfm_kill(pid);
-		return -1;
-	}
-	return pid;
+	return pfm_exec_self_traced(arg0, env);
 }
 
 /* *fd and *child are the fixture's, closed and killed by its teardown. */

@@ -355,38 +355,6 @@ TEST_F_TIMEOUT(life, clone_not_inherited, 120)
 	EXPECT_GT(10 * N * PFM_LOOP_INSN / 2, d);
 }
 
-/* Copy this binary to a new file with the given mode; 0 or -1. */
-static int copy_self(char *path, size_t size, mode_t mode)
-{
-	char buf[65536];
-	int in, out;
-	ssize_t n;
-
-	snprintf(path, size, "/tmp/pfm_exec_XXXXXX");
-	out = mkstemp(path);
-	if (out < 0)
-		return -1;
-	in = open("/proc/self/exe", O_RDONLY);
-	if (in < 0)
-		goto fail;
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, n) != n)
-			goto fail;
-	close(in);
-	if (n < 0 || fchmod(out, mode))
-		goto fail_out;
-	close(out);
-	return 0;
-fail:
-	if (in >= 0)
-		close(in);
-fail_out:
-	close(out);
-	unlink(path);
-	path[0] = '\0';
-	return -1;
-}
-
 /*
  * A child that asks to be traced, drops root, stops, then execs path
  * (which runs pfm_loop(1000) and exits). Returns the pid in its SIGSTOP
@@ -443,7 +411,7 @@ static void exec_and_check(struct __test_metadata *_metadata, int fd,
 		SKIP(return, "no executable /tmp");
 	if ((mode & S_ISUID) && (st.f_flag & ST_NOSUID))
 		SKIP(return, "/tmp is mounted nosuid");
-	ASSERT_EQ(0, copy_self(path, size, mode));
+	ASSERT_EQ(0, pfm_copy_self(path, size, mode));
 	ASSERT_EQ(0, pfm_program(fd, pmu, PFM_EVT_USR));
 	*child = fork_unprivileged_exec(path);
 	ASSERT_LT(0, *child);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/personality.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/prctl.h>
@@ -654,6 +655,68 @@ static inline void pfm_exec_child_main(void)
 		return;
 	pfm_loop(strtoul(s, NULL, 10));
 	_exit(0);
+}
+
+/*
+ * Fork and exec the test binary with @arg0 and the one environment string
+ * @env, under ptrace and without address space randomization (two runs
+ * are then identical): the child, stopped at the exec, or -1.
+ */
+static inline pid_t pfm_exec_self_traced(char *arg0, char *env)
+{
+	char *envp[2] = { env, NULL }, *argv[2] = { arg0, NULL };
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0) {
+		if (personality(ADDR_NO_RANDOMIZE) < 0 ||
+		    ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+			_exit(1);
+		execve("/proc/self/exe", argv, envp);
+		_exit(2);
+	}
+	if (pid < 0)
+		return -1;
+	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
+	    WSTOPSIG(status) != SIGTRAP) {
+		pfm_kill(pid);
+		return -1;
+	}
+	return pid;
+}
+
+/*
+ * Copy the test binary to a new file of /tmp with @mode, its name in @path
+ * (@size bytes): 0, or -1 with no file left and @path empty.
+ */
+static inline int pfm_copy_self(char *path, size_t size, mode_t mode)
+{
+	char buf[65536];
+	ssize_t n = -1;
+	int in, out;
+
+	snprintf(path, size, "/tmp/pfm_self_XXXXXX");
+	out = mkstemp(path);
+	if (out < 0) {
+		path[0] = '\0';
+		return -1;
+	}
+	in = open("/proc/self/exe", O_RDONLY);
+	if (in >= 0) {
+		while ((n = read(in, buf, sizeof(buf))) > 0)
+			if (write(out, buf, n) != n)
+				break;
+		close(in);
+	}
+	if (n || fchmod(out, mode)) {
+		close(out);
+		unlink(path);
+		path[0] = '\0';
+		return -1;
+	}
+	close(out);
+	return 0;
 }
 
 /*
