@@ -62,7 +62,6 @@ FIXTURE_TEARDOWN(attach)
 static pid_t fork_traced_idle(void)
 {
 	pid_t pid;
-	int status;
 
 	pid = fork();
 	if (pid == 0) {
@@ -72,14 +71,7 @@ static pid_t fork_traced_idle(void)
 		for (;;)
 			pause();
 	}
-	if (pid < 0)
-		return -1;
-	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
-	    WSTOPSIG(status) != SIGSTOP) {
-		pfm_kill(pid);
-		return -1;
-	}
-	return pid;
+	return pid < 0 ? -1 : pfm_wait_stop(pid, SIGSTOP);
 }
 
 /* A child that is traced by us but runs (sleeps in pause()). */

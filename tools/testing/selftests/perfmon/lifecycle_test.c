@@ -365,7 +365,6 @@ TEST_F_TIMEOUT(life, clone_not_inherited, 120)
 static pid_t fork_unprivileged_exec(const char *path)
 {
 	char env[64], *envp[2], *argv[2];
-	int status;
 	pid_t pid;
 
 	snprintf(env, sizeof(env), PFM_LOOP_ENV "=1000");
@@ -382,14 +381,7 @@ static pid_t fork_unprivileged_exec(const char *path)
 		execve(path, argv, envp);
 		_exit(2);
 	}
-	if (pid < 0)
-		return -1;
-	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
-	    WSTOPSIG(status) != SIGSTOP) {
-		pfm_kill(pid);
-		return -1;
-	}
-	return pid;
+	return pid < 0 ? -1 : pfm_wait_stop(pid, SIGSTOP);
 }
 
 /*
@@ -648,7 +640,7 @@ static pid_t race_tracee_start(void)
 
 	pid = clone(race_tracee, (char *)race_stack + sizeof(race_stack),
 		    CLONE_VM | SIGCHLD, NULL);
-	return pid < 0 ? -1 : pfm_wait_sigstop(pid);
+	return pid < 0 ? -1 : pfm_wait_stop(pid, SIGSTOP);
 }
 
 TEST_F_TIMEOUT(life, load_races_kill, 900)

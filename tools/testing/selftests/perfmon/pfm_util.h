@@ -553,15 +553,15 @@ static inline int pfm_measure(int fd, unsigned long n, __u64 *insn,
 }
 
 /*
- * Wait for the child @pid to stop with SIGSTOP: @pid, or -1 with the child
- * killed and reaped when it does anything else.
+ * Wait for the child @pid to stop with signal @sig: @pid, or -1 with the
+ * child killed and reaped when it does anything else.
  */
-static inline pid_t pfm_wait_sigstop(pid_t pid)
+static inline pid_t pfm_wait_stop(pid_t pid, int sig)
 {
 	int status;
 
 	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
-	    WSTOPSIG(status) != SIGSTOP) {
+	    WSTOPSIG(status) != sig) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		return -1;
@@ -589,7 +589,7 @@ static inline pid_t pfm_fork_stopped(void (*body)(unsigned long n),
 		body(n);
 		_exit(0);
 	}
-	return pfm_wait_sigstop(pid);
+	return pfm_wait_stop(pid, SIGSTOP);
 }
 
 /* The same, the child running pfm_loop(n). */
@@ -665,7 +665,6 @@ static inline void pfm_exec_child_main(void)
 static inline pid_t pfm_exec_self_traced(char *arg0, char *env)
 {
 	char *envp[2] = { env, NULL }, *argv[2] = { arg0, NULL };
-	int status;
 	pid_t pid;
 
 	pid = fork();
@@ -676,14 +675,7 @@ static inline pid_t pfm_exec_self_traced(char *arg0, char *env)
 		execve("/proc/self/exe", argv, envp);
 		_exit(2);
 	}
-	if (pid < 0)
-		return -1;
-	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
-	    WSTOPSIG(status) != SIGTRAP) {
-		pfm_kill(pid);
-		return -1;
-	}
-	return pid;
+	return pid < 0 ? -1 : pfm_wait_stop(pid, SIGTRAP);
 }
 
 /*
