@@ -307,8 +307,7 @@ static void pfm_make_zombie(struct pfm_context *ctx)
  * @ctx: the context
  *
  * Its followers are folded and detached.
- * A context attached to the caller is detached; the context is freed once
- * nothing else holds it.
+ * A context attached to the caller is detached.
  * One attached to another thread becomes a zombie.
  */
 void pfm_context_release(struct pfm_context *ctx)
@@ -320,7 +319,6 @@ void pfm_context_release(struct pfm_context *ctx)
 	else if (ctx->state == PFM_CTX_LOADED)
 		pfm_make_zombie(ctx);
 	mutex_unlock(&ctx->mutex);
-	pfm_context_put(ctx);
 }
 
 /*

@@ -49,7 +49,8 @@ struct pfm_context *pfm_context_alloc(u32 flags)
 int pfm_create_context(const struct pfarg_ctx *req)
 {
 	struct pfm_context *ctx;
-	int fd, ret;
+	int fd;
+	int ret;
 
 	/* the reserved fields are ignored: see uapi/linux/perfmon.h */
 	if (req->ctx_flags & ~PFM_CTX_FLAGS_VALID)

@@ -63,10 +63,11 @@ struct pfm_family {
 
 /**
  * struct pfm_context - one perfmon context
+ * @refs: one for the file
+ *	and one while attached
  * @mutex: serializes the system calls on the context and its unloading
  * @lock: protects the registers and the attachment against the context
  *	switch of the monitored thread; taken with interrupts disabled
- * @refs: one for the file, one while attached
  * @state: see enum pfm_ctx_state
  * @started: monitoring is active (pfm_start() without pfm_stop() since)
  * @is_self: attached to the thread that loaded it

@@ -17,6 +17,7 @@
 static int pfm_file_release(struct inode *inode, struct file *file)
 {
 	pfm_context_release(file->private_data);
+	pfm_context_put(file->private_data);
 	return 0;
 }
 

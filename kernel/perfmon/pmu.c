@@ -30,8 +30,9 @@ static int __init pfm_pmu_check(const struct pfm_pmu *pmu)
 		return -EINVAL;
 	if (!pmu->reserve || !pmu->release || !pmu->write_pmc ||
 	    !pmu->write_pmd || !pmu->read_pmd || !pmu->enable ||
-	    !pmu->disable || !pmu->ack || !pmu->user_rdpmc || !pmu->reset ||
-	    !pmu->rdpmc_users)
+	    !pmu->disable || !pmu->ack || !pmu->user_rdpmc ||
+	    !pmu->rdpmc_users ||
+	    !pmu->reset)
 		return -EINVAL;
 	for (i = 0; i < pmu->num_pmds; i++) {
 		const struct pfm_regdesc *d = &pmu->pmd[i];

@@ -115,8 +115,9 @@ static void pfm_apply_pmcs(struct pfm_context *ctx,
 int pfm_write_pmcs(struct pfm_context *ctx, struct pfarg_pmc *req, int count)
 {
 	struct pfm_pmc_batch b = {};
-	int i, ret, err = 0, kernel = 1;
 	unsigned long flags;
+	int i, ret, err = 0;
+	int kernel = 1;
 	u64 v;
 
 	ret = pfm_check_access(ctx);

@@ -126,6 +126,9 @@ static void pfm_write_hw_pmc(struct pfm_cpu *pc, unsigned int i, u64 value)
 /* Let the thread running on this CPU use RDPMC, or not. */
 static void pfm_set_rdpmc(struct pfm_cpu *pc, bool allow)
 {
+	/* perf's rdpmc setting 0 forbids it to every thread */
+	if (allow && static_call(pfm_rdpmc_users)() == PFM_RDPMC_NEVER)
+		allow = false;
 	if (pc->rdpmc == allow)
 		return;
 	pc->rdpmc = allow;
@@ -313,7 +316,8 @@ static void pfm_load(struct pfm_context *ctx)
 	int cpu = smp_processor_id();
 	unsigned int readers;
 	unsigned long i;
-	u64 gen, pmds;
+	u64 pmds;
+	u64 gen;
 
 	if (unlikely(READ_ONCE(pfm_halted)))
 		return;
@@ -358,8 +362,7 @@ static void pfm_load(struct pfm_context *ctx)
 		pfm_clear_hw_pmds(pc->dirty & ~ctx->used_pmds);
 		pc->dirty &= ctx->used_pmds;
 	}
-	/* also with ALWAYS: the setting may go back to SELF while it runs */
-	pfm_set_rdpmc(pc, ctx->is_self && readers != PFM_RDPMC_NEVER);
+	pfm_set_rdpmc(pc, ctx->is_self);
 
 	ctx->live_cpu = cpu;
 	WRITE_ONCE(pc->ctx, ctx);
@@ -390,8 +393,9 @@ static void pfm_load(struct pfm_context *ctx)
  * The caller holds ctx->lock, interrupts disabled, from the call until
  * pfm_ctx_unlock(), whatever the return value.
  *
- * Return: 0, or -ESRCH when @ctx is live on another CPU: its thread runs,
- * it is not stopped.
+ * Return: 0
+ * or -ESRCH when @ctx is live on another CPU: its thread runs, it is not
+ * stopped.
  */
 int pfm_ctx_lock(struct pfm_context *ctx, unsigned long *flags)
 	__acquires(&ctx->lock)
@@ -445,33 +449,49 @@ static u64 pfm_live_value(struct pfm_context *ctx, unsigned int i)
 	return pfm_fold(v, hw, d->width, !(ctx->no_emul64 & BIT_ULL(i)), &ovfl);
 }
 
+/*
+ * Read the PMDs of a context live on this CPU (its thread is the caller)
+ * where they are, still counting: a read writes no register.
+ *
+ * Return: whether @ctx is live on this CPU.
+ */
+static bool pfm_read_in_place(struct pfm_context *ctx, u64 pmds, u64 *value)
+{
+	unsigned long flags, n;
+	bool here;
+
+	raw_spin_lock_irqsave(&ctx->lock, flags);
+	here = ctx->live_cpu == smp_processor_id();
+	if (here) {
+		pfm_for_each_reg(n, pmds)
+			value[n] = pfm_live_value(ctx, n);
+	}
+	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+	return here;
+}
+
 /**
  * pfm_ctx_read - read PMDs of a context
  * @ctx: the context, whose mutex the caller holds
  * @pmds: the PMDs to read, among the ones it uses (a PMD written is)
  * @value: their 64-bit values, indexed by PMD
  *
- * A context live on this CPU (its thread is the caller) is read where it
- * is, still counting: a read writes no register.
- *
- * Return: 0, or -ESRCH when @ctx is live on another CPU.
+ * Return: as pfm_ctx_lock().
  */
 int pfm_ctx_read(struct pfm_context *ctx, u64 pmds, u64 *value)
 {
 	unsigned long flags, n;
-	int ret = 0;
+	int ret;
 
-	raw_spin_lock_irqsave(&ctx->lock, flags);
-	if (ctx->live_cpu < 0) {
+	/* the running thread's own counters */
+	if (pfm_read_in_place(ctx, pmds, value))
+		return 0;
+	ret = pfm_ctx_lock(ctx, &flags);
+	if (!ret) {
 		pfm_for_each_reg(n, pmds)
 			value[n] = ctx->pmds[n];
-	} else if (ctx->live_cpu == smp_processor_id()) {
-		pfm_for_each_reg(n, pmds)
-			value[n] = pfm_live_value(ctx, n);
-	} else {
-		ret = -ESRCH;
 	}
-	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+	pfm_ctx_unlock(ctx, flags);
 	return ret;
 }
 

@@ -300,12 +300,9 @@ static int __init pfm_sysfs_init(void)
 		return -ENOMEM;
 
 	ret = sysfs_create_group(kobj, &pfm_attr_group);
-	if (ret) {
+	if (ret)
 		kobject_put(kobj);
-		return ret;
-	}
-	/* without a PMU the calls fail; the directory says how to find them */
-	if (pfm_pmu)
+	else if (pfm_pmu)
 		ret = pfm_sysfs_add_pmu(kobj);
 	return ret;
 }
