@@ -4,7 +4,9 @@
  * the local APIC LVTPC entry, which Linux cannot show from user space:
  * fixed-vector and NMI delivery modes, one PMI per overflow, the Intel
  * auto-mask of LVTPC after delivery (none on AMD), no PMI while LVTPC is
- * masked or INT is clear.  Output: TAP lines on the debugcon port 0xe9;
+ * masked or INT is clear; with AMD PerfMonV2 also the reset value of
+ * PerfCntrGlobalCtl, the status bit and the gate on the legacy PERF_CTL0
+ * the probe programs.  Output: TAP lines on the debugcon port 0xe9;
  * exit through isa-debug-exit (0xf4).
  *
  * Build: gcc -m32 -ffreestanding -fno-pic -no-pie -fno-stack-protector -nostdlib \
@@ -91,7 +93,7 @@ static void result(int ok, const char *name)
 #define PMI_VECTOR 0x40
 
 static volatile u32 n_fixed, n_nmi, lvtpc_seen;
-static int amd;
+static int amd, amd_v2;
 static u32 ctl0, ctr0;          /* MSRs of counter 0 */
 static volatile u64 rearm;             /* re-arm value in the handler, 0: none */
 
@@ -107,6 +109,8 @@ void pmi_common(int nmi)
 		wrmsr(ctr0, rearm);
 		if (!amd)
 			wrmsr(0x390, 1);        /* clear GLOBAL_STATUS bit 0 */
+		else if (amd_v2)
+			wrmsr(0xc0000302, 1);   /* PerfCntrGlobalStatusClr */
 		APIC[LVTPC] = lvtpc_seen & ~MASKED;     /* like Linux: unmask */
 	}
 	if (!nmi)
@@ -164,6 +168,8 @@ static void arm(u32 left, int intr)
 	if (!amd) {
 		wrmsr(0x38f, 0);
 		wrmsr(0x390, 0x70000000fULL & rdmsr(0x38e));
+	} else if (amd_v2) {
+		wrmsr(0xc0000302, 1);   /* PerfCntrGlobalStatusClr */
 	}
 	/* legacy IA32_PMC0 write: sign extension gives -left at any width */
 	wrmsr(ctr0, amd ? ((0 - (u64)left) & mask) : (u32)(0 - left));
@@ -190,7 +196,21 @@ void main(void)
 	amd = r[1] == 0x68747541;
 	ctl0 = amd ? 0xc0010000 : 0x186;
 	ctr0 = amd ? 0xc0010004 : 0xc1;
-	puts(amd ? "# AMD\n" : "# Intel\n");
+	if (amd) {
+		cpuid(0x80000000, r);
+		if (r[0] >= 0x80000022) {
+			cpuid(0x80000022, r);
+			amd_v2 = r[0] & 1;
+		}
+	}
+	puts(amd ? (amd_v2 ? "# AMD PerfMonV2\n" : "# AMD\n") : "# Intel\n");
+	/*
+	 * Nothing has written PerfCntrGlobalCtl yet, and the tests below never
+	 * do before the last one: they pass only if it resets to all enabled.
+	 */
+	if (amd_v2)
+		result(rdmsr(0xc0000301) == 0x3f,
+		       "PerfCntrGlobalCtl reset value: all 6 counters enabled");
 
 	/* 1: fixed delivery mode, one PMI, auto-mask on Intel only */
 	APIC[LVTPC] = PMI_VECTOR;
@@ -206,6 +226,9 @@ void main(void)
 	       amd ? "AMD: LVTPC not masked by delivery" : "Intel: LVTPC masked by delivery");
 	if (!amd)
 		result((rdmsr(0x38e) & 1) == 1, "GLOBAL_STATUS bit 0 set by the overflow");
+	if (amd_v2)
+		result((rdmsr(0xc0000300) & 0x3f) == 1,
+		       "PerfCntrGlobalStatus bit 0 set by the overflow");
 
 	/* 2: while LVTPC is masked an overflow raises no PMI */
 	APIC[LVTPC] = PMI_VECTOR | MASKED;
@@ -250,6 +273,32 @@ void main(void)
 	putu(n_nmi);
 	puts("\n");
 	result(n_nmi >= 95 && n_nmi <= 120, "one PMI per overflow (NMI mode, re-armed)");
+
+	/*
+	 * 6: PerfMonV2 gate on the legacy alias: with PerfCntrGlobalCtl
+	 * bit 0 clear an armed counter neither counts nor interrupts; setting
+	 * the bit lets it wrap, with one PMI
+	 */
+	if (amd_v2) {
+		u64 c;
+
+		APIC[LVTPC] = 0x400;
+		n_nmi = n_fixed = 0;
+		wrmsr(0xc0000301, 0);
+		arm(100, 1);
+		spin(1000);
+		c = rdmsr(ctr0);
+		result(n_nmi == 0 && c == (1ULL << 48) - 100,
+		       "PerfCntrGlobalCtl bit 0 clear: no count, no PMI");
+		wrmsr(0xc0000301, 1);
+		spin(1000);
+		wrmsr(0xc0000301, 0);
+		disarm();
+		result(n_nmi == 1 && n_fixed == 0 && (rdmsr(0xc0000300) & 1),
+		       "PerfCntrGlobalCtl bit 0 set: the counter wraps, one PMI");
+		wrmsr(0xc0000302, 0x3f);
+		wrmsr(0xc0000301, 0x3f);
+	}
 
 	puts("1..");
 	putu(testno);

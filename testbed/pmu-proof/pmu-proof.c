@@ -29,7 +29,7 @@
 static int testno, n_fail;
 static int vendor_amd;
 static int intel_ngp, intel_gp_width, intel_nfixed, intel_version, intel_fw;
-static int amd_ext;
+static int amd_ext, amd_v2, amd_ncore;
 static uint64_t global_ctrl_boot[2];
 
 static void result(int ok, const char *name, const char *skip)
@@ -80,7 +80,36 @@ static void probe_cpuid(void)
 	if (vendor_amd) {
 		cpuid(0x80000001, 0, r);
 		amd_ext = (r[2] >> 23) & 1;
+		cpuid(0x80000000, 0, r);
+		if (r[0] >= 0x80000022) {
+			/* Extended Performance Monitoring and Debug */
+			cpuid(0x80000022, 0, r);
+			amd_v2 = r[0] & 1;
+			amd_ncore = r[1] & 0xf;
+		}
 	}
+}
+
+/* is FLAG one of the words of the first "flags" line of /proc/cpuinfo? */
+static int cpuinfo_flag(const char *flag)
+{
+	char line[4096], *p;
+	size_t n = strlen(flag);
+	int found = 0;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "flags", 5))
+			continue;
+		for (p = strstr(line, flag); p; p = strstr(p + 1, flag))
+			if (p[-1] == ' ' && (p[n] == ' ' || p[n] == '\n'))
+				found = 1;
+		break;
+	}
+	fclose(f);
+	return found;
 }
 
 static int perf_open(uint32_t type, uint64_t config, int user, int kernel,
@@ -631,9 +660,101 @@ static int wrmsr(uint32_t idx, uint64_t v)
 	return pwrite(msr_fd, &v, 8, idx) == 8 ? 0 : -errno;
 }
 
+/*
+ * AMD PerfMonV2: PerfCntrGlobalStatus (0xc0000300, read only),
+ * PerfCntrGlobalCtl (0xc0000301), PerfCntrGlobalStatusClr/Set
+ * (0xc0000302/3).  Reserved bits and writes to the status are ignored
+ * without #GP (AMD; KVM's vPMU does the same).  Leaves counter 0 clear,
+ * GlobalCtl as it found it and the status 0.
+ */
+static void test_amd_v2(void)
+{
+	uint64_t gctl, v, st0, st1, st2, st3, st4, st5, c, cl;
+	int r, r2;
+
+	result(amd_ext && amd_ncore == 6,
+	       "CPUID 0x80000022: PerfMonV2 with NumPerfCtrCore 6 and PerfCtrExtCore", NULL);
+	result(cpuinfo_flag("perfmon_v2"), "/proc/cpuinfo flags: perfmon_v2", NULL);
+
+	rdmsr(0xc0000301, &gctl);
+	r = wrmsr(0xc0000301, 0x3f | (1ULL << 40));
+	rdmsr(0xc0000301, &v);
+	diag("PerfCntrGlobalCtl was %llx, write 0x3f|1<<40 reads %llx",
+	     (unsigned long long)gctl, (unsigned long long)v);
+	result(r == 0 && v == 0x3f, "PerfCntrGlobalCtl: reserved bits ignored, no #GP", NULL);
+
+	/* gate: an enabled counter does not count without its GlobalCtl bit */
+	wrmsr(0xc0000301, 0);
+	wrmsr(0xc0000302, 1);
+	wrmsr(0xc0010201, 0);
+	/* EN|USR, instructions, no INT: user level only */
+	wrmsr(0xc0010200, 0x4100c0);
+	for (volatile int k = 0; k < 1000; k++)
+		;
+	rdmsr(0xc0010201, &c);
+	wrmsr(0xc0010200, 0);
+	/* the same through the legacy alias PERF_CTL0 (0xc0010000) */
+	wrmsr(0xc0010000, 0x4100c0);
+	for (volatile int k = 0; k < 1000; k++)
+		;
+	rdmsr(0xc0010201, &cl);
+	wrmsr(0xc0010000, 0);
+	result(c == 0 && cl == 0,
+	       "PerfCntrGlobalCtl bit clear: enabled counter does not count (both aliases)", NULL);
+	/* and counts once the bit is set */
+	wrmsr(0xc0010200, 0x4100c0);
+	wrmsr(0xc0000301, 1);
+	for (volatile int k = 0; k < 1000; k++)
+		;
+	wrmsr(0xc0000301, 0);
+	rdmsr(0xc0010201, &c);
+	diag("counter 0 with its PerfCntrGlobalCtl bit set over a 1000-iteration loop: %llu",
+	     (unsigned long long)c);
+	result(c >= 1000 && c < 100000, "PerfCntrGlobalCtl bit set: the counter counts", NULL);
+
+	/* overflow without INT sets the status; Clr clears, Set sets */
+	wrmsr(0xc0000302, 1);
+	rdmsr(0xc0000300, &st0);
+	wrmsr(0xc0010201, (1ULL << 48) - 5);
+	wrmsr(0xc0000301, 1);
+	for (volatile int k = 0; k < 1000; k++)
+		;
+	wrmsr(0xc0000301, 0);
+	rdmsr(0xc0010201, &c);
+	rdmsr(0xc0000300, &st1);
+	r = wrmsr(0xc0000300, 0);
+	rdmsr(0xc0000300, &st2);
+	wrmsr(0xc0000302, 1);
+	rdmsr(0xc0000300, &st3);
+	diag("PerfCntrGlobalStatus before %llx, after the wrap %llx, after a write of 0 %llx, after StatusClr %llx; counter %llu",
+	     (unsigned long long)st0, (unsigned long long)st1, (unsigned long long)st2,
+	     (unsigned long long)st3, (unsigned long long)c);
+	result(!(st0 & 1) && (st1 & 1) && !(st3 & 1) && c > 0 && c < 100000,
+	       "overflow sets PerfCntrGlobalStatus, PerfCntrGlobalStatusClr clears it", NULL);
+	result(r == 0 && st2 == st1, "PerfCntrGlobalStatus is read-only: write ignored, no #GP", NULL);
+
+	r = wrmsr(0xc0000303, 1 | (1ULL << 40));
+	rdmsr(0xc0000300, &st4);
+	r2 = wrmsr(0xc0000302, ~0ULL);
+	rdmsr(0xc0000300, &st5);
+	diag("PerfCntrGlobalStatusSet 1|1<<40: status %llx; StatusClr ~0: status %llx",
+	     (unsigned long long)st4, (unsigned long long)st5);
+	result(r == 0 && st4 == 1,
+	       "PerfCntrGlobalStatusSet sets the bit, reserved bits ignored", NULL);
+	result(r2 == 0 && st5 == 0, "PerfCntrGlobalStatusClr of every bit: no #GP", NULL);
+	rdmsr(0xc0000302, &v);
+	rdmsr(0xc0000303, &c);
+	result(v == 0 && c == 0, "PerfCntrGlobalStatusClr/Set read as 0", NULL);
+
+	wrmsr(0xc0010200, 0);
+	wrmsr(0xc0010201, 0);
+	wrmsr(0xc0000301, gctl);
+	wrmsr(0xc0000302, 0x3f);
+}
+
 static void test_msr(void)
 {
-	uint64_t v = 0, w = 0, save;
+	uint64_t v = 0, w = 0, save, gctl = 0;
 	char name[128];
 	int r;
 
@@ -782,7 +903,16 @@ static void test_msr(void)
 		}
 		r = wrmsr(ctr0, 1ULL << 48);
 		result(r == -EIO, "PERF_CTR0 write beyond 48 bits: #GP", NULL);
-		/* wrap from all-ones */
+		/*
+		 * wrap from all-ones; with PerfMonV2 the counter also needs its
+		 * PerfCntrGlobalCtl bit, which perf leaves as it likes (0 when
+		 * the CPU came up, all set after perf ran events)
+		 */
+		if (amd_v2) {
+			rdmsr(0xc0000301, &gctl);
+			wrmsr(0xc0000302, 1);
+			wrmsr(0xc0000301, gctl | 1);
+		}
 		wrmsr(ctr0, (1ULL << 48) - 5);
 		wrmsr(ctl, 0x4300c0);
 		for (volatile int k = 0; k < 1000; k++)
@@ -791,6 +921,16 @@ static void test_msr(void)
 		rdmsr(ctr0, &v);
 		result(v > 0 && v < 100000, "PERF_CTR0 wraps to 0 at 48 bits", NULL);
 		wrmsr(ctr0, save);
+		if (amd_v2) {
+			uint64_t st;
+
+			rdmsr(0xc0000300, &st);
+			result(st & 1, "the wrap set PerfCntrGlobalStatus bit 0", NULL);
+			/* a stale status bit would make perf's PMI handler WARN */
+			wrmsr(0xc0000302, 1);
+			wrmsr(0xc0000301, gctl);
+			test_amd_v2();
+		}
 	}
 	close(msr_fd);
 	unpin();
@@ -897,9 +1037,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	probe_cpuid();
-	diag("vendor %s, cpus %d, arch perfmon v%d gp %d width %d fixed %d pdcm %d amd_ext %d",
+	diag("vendor %s, cpus %d, arch perfmon v%d gp %d width %d fixed %d pdcm %d amd_ext %d amd_v2 %d (%d core counters)",
 	     vendor_amd ? "AMD" : "Intel", ncpu, intel_version, intel_ngp,
-	     intel_gp_width, intel_nfixed, intel_fw, amd_ext);
+	     intel_gp_width, intel_nfixed, intel_fw, amd_ext, amd_v2, amd_ncore);
 	/* before perf is used: IA32_PERF_GLOBAL_CTRL still has its reset value */
 	if (!vendor_amd && intel_version >= 2) {
 		for (int c = 0; c < ncpu && c < 2; c++) {
