@@ -75,8 +75,21 @@
 # counting, the followers' counts, pmu_desc, libpfm's encodings), not
 # attach_test and lifecycle_test, whose calls and errnos do not; through
 # IA32_EMULATION on EPYC the 32-bit programs that pass the ABI's
-# structures (abi, calls, count, sysfs). make soak boots the i386 kernel
-# (LABEL i386, I386_BOOT=1), which runs the 32-bit programs natively.
+# structures (abi, calls, count, sysfs). fam19h is EPYC with AMD
+# PerfMonV2 (QEMU's perfmon-v2=on, family 19h model 11h like Zen 4),
+# the only boot where perfmon (PFM_X86_AMD_GLOBAL) and perf
+# (amd_pmu_v2_handle_irq) use PerfCntrGlobalCtl/Status: the PMU-dependent
+# programs plus attach_test (perf's take and give-back, with a status
+# bit perfmon might leave behind for perf's v2 handler) and
+# lifecycle_test (load races and the NMI on the global status); not
+# calls_test, whose errnos do not depend on the global control, nor the
+# 32-bit programs. It replaces nothing: fam17h stays the one AMD boot of
+# perf's v1 driver with attach and lifecycle, of the 6 counters without
+# global control, and of the 32-bit programs. A boot whose CPU has
+# perfmon-v2=on must also show perf's "... version: 2" in its log, so
+# that a QEMU that ignored the property (a second fam17h) fails.
+# make soak boots the i386 kernel (LABEL i386, I386_BOOT=1), which runs
+# the 32-bit programs natively.
 # The selftests' long runs (their rounds, cycles, sweeps and seconds, in
 # the environment) are short by default and long in make soak
 # (testbed/soak.sh), which sets GUEST_SETTINGS, KASAN_SETTINGS and
@@ -114,7 +127,7 @@ INITRD_KEXEC=$CACHE/build/initramfs-kexec.cpio.gz
 STAGE_KEXEC=$CACHE/build/initramfs-kexec
 INITRD_LOCKUP=$CACHE/build/initramfs-lockup.cpio.gz
 STAGE_LOCKUP=$CACHE/build/initramfs-lockup
-GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test skylake:Skylake-Client,pmu=on:perfmon fam10h:Opteron_G3,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test fam17h:EPYC,pmu=on:perfmon,perfmon32:abi_test,perfmon32:calls_test,perfmon32:count_test,perfmon32:sysfs_test kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on hotplug:Skylake-Client,pmu=on:perfmon:attach_test kasan:Skylake-Client,pmu=on:perfmon:inherit_test,perfmon:lifecycle_test}
+GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test skylake:Skylake-Client,pmu=on:perfmon fam10h:Opteron_G3,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test fam17h:EPYC,pmu=on:perfmon,perfmon32:abi_test,perfmon32:calls_test,perfmon32:count_test,perfmon32:sysfs_test fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17:perfmon:abi_test,perfmon:count_test,perfmon:inherit_test,perfmon:attach_test,perfmon:lifecycle_test,perfmon:libpfm_examples_test,perfmon:sysfs_test kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on hotplug:Skylake-Client,pmu=on:perfmon:attach_test kasan:Skylake-Client,pmu=on:perfmon:inherit_test,perfmon:lifecycle_test}
 WATCHDOG_BOOTS=${WATCHDOG_BOOTS:-skylake}
 LOCKUP_MODES=${LOCKUP_MODES-lockup-core2:loop lockup-fam10h:released}
 # The selftests' environment (passed on the kernel command line to /init):
@@ -330,6 +343,24 @@ for label in $booted; do
 		result FAIL "guest[$label] log could not be judged" "see $out"
 		rc=1
 	elif ! grep -q '^[0-9]* passed, 0 failed' "$out"; then
+		rc=1
+	fi
+done
+
+# A boot on PerfMonV2 (perfmon-v2=on) must have had it: perf prints no
+# "PerfMonV2" in 6.12, only "... version: 2" (0 on the other AMD models).
+v2re=$'^\\.\\.\\. version: +2\r?$'
+for run in $GUEST_RUNS; do
+	label=${run%%:*}
+	cpu=${run#*:}
+	cpu=${cpu%%:*}
+	case "$cpu" in *perfmon-v2=on*) ;; *) continue ;; esac
+	case " $booted " in *" $label "*) ;; *) continue ;; esac
+	if grep -Eq "$v2re" "$LOGDIR/guest-$label.log" 2>/dev/null; then
+		result PASS "guest[$label] boot on PerfMonV2 (perf: version 2)"
+	else
+		result FAIL "guest[$label] boot on PerfMonV2 (perf: version 2)" \
+			"no \"... version: 2\" in $LOGDIR/guest-$label.log"
 		rc=1
 	fi
 done
