@@ -14,7 +14,11 @@
 # and writes $CACHE/runs/last/bench.md (+ bench.png).
 #
 # Environment:
-#   BENCH_MODELS   QEMU CPU models (default "Skylake-Client EPYC")
+#   BENCH_MODELS   the models, each a QEMU CPU model or LABEL:CPU (the
+#                  CPU string without pmu=on, which is added; the LABEL
+#                  names the boots and the report's sections); default
+#                  "Skylake-Client EPYC PerfMonV2:EPYC,perfmon-v2=on,family=25,model=17"
+#                  (the last one EPYC with AMD PerfMonV2, like Zen 4)
 #   BENCH_ITERS    operations per region (default 2000)
 #   BENCH_ITERS5   B5 operations (thread create + join) per region
 #                  (default BENCH_ITERS / 4)
@@ -46,7 +50,7 @@ TESTBED=$(cd "$(dirname "$0")/.." && pwd)
 HERE=$TESTBED/bench
 CACHE=${PERFMON_CACHE:-/var/cache/perfmon-lite}
 BC=$CACHE/bench
-MODELS=${BENCH_MODELS:-Skylake-Client EPYC}
+MODELS=${BENCH_MODELS:-Skylake-Client EPYC PerfMonV2:EPYC,perfmon-v2=on,family=25,model=17}
 ITERS=${BENCH_ITERS:-2000}
 ITERS5=${BENCH_ITERS5:-$((ITERS / 4))}
 CPUS5=${BENCH_CPUS5:-1}
@@ -179,11 +183,11 @@ RUN=$BC/runs/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$RUN"
 ln -sfn "$RUN" "$BC/runs/last"
 APPEND="testbed.guest=/bench/run.sh kunit.enable=0 kmemleak=off"
-boot() { # label model kernel args
-	local label=$1 model=$2 kernel=$3 args=$4 t0=$(date +%s) rc=0
+boot() { # label cpu kernel args
+	local label=$1 cpu=$2 kernel=$3 args=$4 t0=$(date +%s) rc=0
 	rm -f "$RUN/regions-$label.jsonl"
 	"$TESTBED/run-guest.sh" --qemu "$QEMU" --kernel "$kernel" --initrd "$INITRD" \
-		--cpu "$model,pmu=on" --log "$RUN/guest-$label.log" --timeout "${BENCH_TIMEOUT:-1800}" \
+		--cpu "$cpu,pmu=on" --log "$RUN/guest-$label.log" --timeout "${BENCH_TIMEOUT:-1800}" \
 		--append "$APPEND bench.args=$args" \
 		-- -plugin "$PLUGIN,out=$RUN/regions-$label.jsonl" ${ICOUNT:+-icount "$ICOUNT"} \
 		>"$RUN/run-guest-$label.out" 2>&1 || rc=$?
@@ -202,18 +206,21 @@ fail=0
 stage "plugin self-test (Skylake-Client)"
 boot selftest Skylake-Client "$KY" "-t" || fail=1
 LABELS=
-for m in $MODELS; do
-	stage "booting $m: PERFMON=y"
-	boot "$m-y" "$m" "$KY" "$YARGS" || fail=1
+for spec in $MODELS; do
+	# LABEL:CPU, or a bare CPU model that is its own label
+	m=${spec%%:*}
+	cpu=${spec#*:}
+	stage "booting $m (-cpu $cpu,pmu=on): PERFMON=y"
+	boot "$m-y" "$cpu" "$KY" "$YARGS" || fail=1
 	if [ "$B2" = 1 ]; then
 		stage "booting $m: PERFMON=n"
-		boot "$m-n" "$m" "$KN" "-n,$ITERS,-r,$REPS,-b,B1" || fail=1
+		boot "$m-n" "$cpu" "$KN" "-n,$ITERS,-r,$REPS,-b,B1" || fail=1
 	fi
 	if [ "$RELEASE" = 1 ]; then
 		stage "booting $m without debug options: PERFMON=y$([ "$B2" != 1 ] || echo ", =n")"
-		boot "$m-yr" "$m" "$BC/build-ry/arch/x86/boot/bzImage" "$YARGS" || fail=1
+		boot "$m-yr" "$cpu" "$BC/build-ry/arch/x86/boot/bzImage" "$YARGS" || fail=1
 		[ "$B2" != 1 ] ||
-			boot "$m-nr" "$m" "$BC/build-rn/arch/x86/boot/bzImage" "-n,$ITERS,-r,$REPS,-b,B1" || fail=1
+			boot "$m-nr" "$cpu" "$BC/build-rn/arch/x86/boot/bzImage" "-n,$ITERS,-r,$REPS,-b,B1" || fail=1
 	fi
 	LABELS="$LABELS $m"
 done
