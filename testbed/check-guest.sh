@@ -88,6 +88,9 @@
 # global control, and of the 32-bit programs. A boot whose CPU has
 # perfmon-v2=on must also show perf's "... version: 2" in its log, so
 # that a QEMU that ignored the property (a second fam17h) fails.
+# lockup-fam19h (released) runs perf's hard lockup detector on its v2
+# driver after perfmon gave the PMU back, where a global status bit
+# perfmon left set would make amd_pmu_v2_handle_irq() warn.
 # make soak boots the i386 kernel (LABEL i386, I386_BOOT=1), which runs
 # the 32-bit programs natively.
 # The selftests' long runs (their rounds, cycles, sweeps and seconds, in
@@ -127,9 +130,9 @@ INITRD_KEXEC=$CACHE/build/initramfs-kexec.cpio.gz
 STAGE_KEXEC=$CACHE/build/initramfs-kexec
 INITRD_LOCKUP=$CACHE/build/initramfs-lockup.cpio.gz
 STAGE_LOCKUP=$CACHE/build/initramfs-lockup
-GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test skylake:Skylake-Client,pmu=on:perfmon fam10h:Opteron_G3,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test fam17h:EPYC,pmu=on:perfmon,perfmon32:abi_test,perfmon32:calls_test,perfmon32:count_test,perfmon32:sysfs_test fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17:perfmon:abi_test,perfmon:count_test,perfmon:inherit_test,perfmon:attach_test,perfmon:lifecycle_test,perfmon:libpfm_examples_test,perfmon:sysfs_test kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on hotplug:Skylake-Client,pmu=on:perfmon:attach_test kasan:Skylake-Client,pmu=on:perfmon:inherit_test,perfmon:lifecycle_test}
+GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test skylake:Skylake-Client,pmu=on:perfmon fam10h:Opteron_G3,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test fam17h:EPYC,pmu=on:perfmon,perfmon32:abi_test,perfmon32:calls_test,perfmon32:count_test,perfmon32:sysfs_test fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17:perfmon:abi_test,perfmon:count_test,perfmon:inherit_test,perfmon:attach_test,perfmon:lifecycle_test,perfmon:libpfm_examples_test,perfmon:sysfs_test kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on lockup-fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17 hotplug:Skylake-Client,pmu=on:perfmon:attach_test kasan:Skylake-Client,pmu=on:perfmon:inherit_test,perfmon:lifecycle_test}
 WATCHDOG_BOOTS=${WATCHDOG_BOOTS:-skylake}
-LOCKUP_MODES=${LOCKUP_MODES-lockup-core2:loop lockup-fam10h:released}
+LOCKUP_MODES=${LOCKUP_MODES-lockup-core2:loop lockup-fam10h:released lockup-fam19h:released}
 # The selftests' environment (passed on the kernel command line to /init):
 # none, the programs' short defaults (1,000 create/exit cycles and one
 # fault-injection sweep of inherit_test, 100 rounds of lifecycle_test's
