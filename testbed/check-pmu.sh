@@ -3,8 +3,10 @@
 #
 # check-pmu.sh RESULTS: the emulated PMU (testbed/qemu) proven exact against
 # the guest kernel's own perf_events: the test kernel (check-build.sh) boots
-# on the four emulated models and on EPYC with AMD PerfMonV2, and once
-# without the PMU (testbed/pmu-proof/run.sh). perfmon is built in but never used there: no
+# on the four emulated models, on EPYC with AMD PerfMonV2 and on a hybrid
+# Alder Lake (cpu_core on cpu0, cpu_atom on cpu1, each proven with its own
+# PMU's events), and once without the PMU (testbed/pmu-proof/run.sh).
+# perfmon is built in but never used there: no
 # context is created, and until one is attached perfmon neither reserves
 # nor writes a PMU register nor has a handler on the NMI path, so what is
 # proven is perf_events on the emulated PMU, and perf_events unchanged by

@@ -21,6 +21,7 @@
 #include <sys/io.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -31,6 +32,21 @@ static int vendor_amd;
 static int intel_ngp, intel_gp_width, intel_nfixed, intel_version, intel_fw;
 static int amd_ext, amd_v2, amd_ncore;
 static uint64_t global_ctrl_boot[2];
+static int intel_anydep;	/* CPUID 0xA EDX[15]: AnyThread deprecated (reserved) */
+
+/*
+ * Hybrid Intel (CPUID.(7,0):EDX[15]): each CPU's core type (CPUID 0x1A
+ * EAX[31:24]: 0x40 Core, 0x20 Atom), the perf PMU that counts on it
+ * (cpu_core / cpu_atom, its type from sysfs) and its counters. Leaf 0xA
+ * reports what every type has; an Alder/Raptor Lake P-core has 2 GP and
+ * 1 fixed more (Linux 6.12's rule, intel_pmu_init()). The counting tests
+ * run on each CPU of test_cpu[]: only cpu0 unless hybrid, then cpu0 (P)
+ * and cpu1 (E), each with its own PMU's events.
+ */
+static int hybrid;
+static int cpu_kind[2], pmu_type[2] = { -1, -1 }, cpu_ngp[2], cpu_nfixed[2];
+static int type_core = -1, type_atom = -1, n_test_cpu = 1;
+static const char *cpu_pmu[2] = { "cpu", "cpu" };
 
 static void result(int ok, const char *name, const char *skip)
 {
@@ -74,8 +90,18 @@ static void probe_cpuid(void)
 		intel_ngp = (r[0] >> 8) & 0xff;
 		intel_gp_width = (r[0] >> 16) & 0xff;
 		intel_nfixed = r[3] & 0x1f;
+		intel_anydep = (r[3] >> 15) & 1;
 		cpuid(1, 0, r);
 		intel_fw = (r[2] >> 15) & 1; /* PDCM; FW_WRITE checked via MSR */
+		cpuid(0, 0, r);
+		if (r[0] >= 7) {
+			cpuid(7, 0, r);
+			hybrid = (r[3] >> 15) & 1;
+		}
+	}
+	for (int c = 0; c < 2; c++) {
+		cpu_ngp[c] = intel_ngp;
+		cpu_nfixed[c] = intel_nfixed;
 	}
 	if (vendor_amd) {
 		cpuid(0x80000001, 0, r);
@@ -110,6 +136,51 @@ static int cpuinfo_flag(const char *flag)
 	}
 	fclose(f);
 	return found;
+}
+
+static int read_int(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int v = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static void read_str(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	buf[0] = 0;
+	if (f) {
+		if (!fgets(buf, len, f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = 0;
+}
+
+/* a PERF_TYPE_HARDWARE config for the PMU of CPU c (hybrid: type << 32) */
+static uint64_t hw(int c, uint64_t config)
+{
+	return hybrid ? config | (uint64_t)(uint32_t)pmu_type[c] << 32 : config;
+}
+
+/* "" or, on a hybrid CPU, " on cpuN (cpu_core)" for test names */
+static const char *on_cpu(int c)
+{
+	static char buf[4][40];
+	static int k;
+
+	if (!hybrid)
+		return "";
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), " on cpu%d (%s)", c, cpu_pmu[c]);
+	return buf[k];
 }
 
 static int perf_open(uint32_t type, uint64_t config, int user, int kernel,
@@ -187,6 +258,29 @@ static void window_syscalls(int fd, uint64_t n, uint64_t *v1, uint64_t *v2)
 		     : "rcx", "r11", "r12", "memory", "cc");
 }
 
+/*
+ * The same window for all of this task's events at once (events of two
+ * PMUs cannot form a group): prctl(PR_TASK_PERF_EVENTS_ENABLE) ... n x
+ * (dec; jnz) ... prctl(PR_TASK_PERF_EVENTS_DISABLE). User instructions
+ * after the enabling syscall up to and including the disabling one: 2n + 4
+ * (mov, n x (dec, jnz), mov, mov, syscall); branches n + 1.
+ */
+static void window_task(uint64_t n)
+{
+	long rax = SYS_prctl, rdi = PR_TASK_PERF_EVENTS_ENABLE;
+
+	asm volatile("syscall\n\t"
+		     "mov %[n], %%rcx\n\t"
+		     "1: dec %%rcx\n\t"
+		     "jnz 1b\n\t"
+		     "mov %[nr], %%eax\n\t"
+		     "mov %[dis], %%edi\n\t"
+		     "syscall\n\t"
+		     : "+a"(rax), "+D"(rdi)
+		     : [n] "r"(n), [nr] "i"(SYS_prctl), [dis] "i"(PR_TASK_PERF_EVENTS_DISABLE)
+		     : "rcx", "r11", "memory", "cc");
+}
+
 static void pin(int cpu)
 {
 	cpu_set_t s;
@@ -206,6 +300,56 @@ static void unpin(void)
 	sched_setaffinity(0, sizeof(s), &s);
 }
 
+/*
+ * Hybrid: each CPU's core type and PMU; the PMUs in sysfs. Checks that
+ * cpu0 is a Core and cpu1 an Atom, leaf 0xA the same common counters on
+ * both, and sysfs cpu_core (cpus 0) and cpu_atom (cpus 1) without "cpu".
+ */
+static void probe_hybrid(int ncpu)
+{
+	const char *d = "/sys/bus/event_source/devices";
+	char p[256], cc[64], ca[64];
+	uint32_t r[4], a[2][4];
+	int ok, nocpu;
+
+	for (int c = 0; c < ncpu && c < 2; c++) {
+		pin(c);
+		cpuid(0x1a, 0, r);
+		cpu_kind[c] = r[0] >> 24;
+		cpuid(0xa, 0, a[c]);
+		diag("cpu%d: CPUID 0x1A EAX %08x, 0xA EAX %08x ECX %08x EDX %08x",
+		     c, r[0], a[c][0], a[c][2], a[c][3]);
+	}
+	unpin();
+	type_core = read_int("/sys/bus/event_source/devices/cpu_core/type");
+	type_atom = read_int("/sys/bus/event_source/devices/cpu_atom/type");
+	read_str("/sys/bus/event_source/devices/cpu_core/cpus", cc, sizeof(cc));
+	read_str("/sys/bus/event_source/devices/cpu_atom/cpus", ca, sizeof(ca));
+	snprintf(p, sizeof(p), "%s/cpu/type", d);
+	nocpu = access(p, F_OK) != 0;
+	diag("sysfs: cpu_core type %d cpus \"%s\", cpu_atom type %d cpus \"%s\", cpu %s",
+	     type_core, cc, type_atom, ca, nocpu ? "absent" : "present");
+	for (int c = 0; c < 2; c++) {
+		int core = cpu_kind[c] == 0x40;
+
+		pmu_type[c] = core ? type_core : type_atom;
+		cpu_pmu[c] = core ? "cpu_core" : "cpu_atom";
+		/* Alder/Raptor Lake: a P-core has leaf 0xA's + 2 GP, + 1 fixed */
+		cpu_ngp[c] = intel_ngp + (core ? 2 : 0);
+		cpu_nfixed[c] = intel_nfixed + (core ? 1 : 0);
+	}
+	ok = ncpu >= 2 && cpu_kind[0] == 0x40 && cpu_kind[1] == 0x20;
+	result(ok, "hybrid: CPUID 0x1A core type Core (0x40) on cpu0, Atom (0x20) on cpu1", NULL);
+	ok = ncpu >= 2 && !memcmp(a[0], a[1], sizeof(a[0])) && intel_version == 5 &&
+	     intel_ngp == 6 && intel_nfixed == 3 && intel_gp_width == 48;
+	result(ok, "hybrid: CPUID 0xA the same on both, v5 with the common 6 GP x 48 + 3 fixed", NULL);
+	ok = type_core > 0 && type_atom > 0 && type_core != type_atom &&
+	     !strcmp(cc, "0") && !strcmp(ca, "1") && nocpu;
+	result(ok, "hybrid: sysfs PMUs cpu_core (cpus 0) and cpu_atom (cpus 1), no cpu", NULL);
+	if (ncpu >= 2)
+		n_test_cpu = 2;
+}
+
 static const uint64_t lens[] = { 1, 10, 1000, 100000, 3000000 };
 
 /* 2: exact user instructions and branches, pinned */
@@ -220,10 +364,10 @@ static void test_exact(int ncpu)
 			continue;
 		}
 		pin(c);
-		int fi = perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS,
+		int fi = perf_open(PERF_TYPE_HARDWARE, hw(c, PERF_COUNT_HW_INSTRUCTIONS),
 				   1, 0, 0, 0, -1);
 		int fb = perf_open(PERF_TYPE_HARDWARE,
-				   PERF_COUNT_HW_BRANCH_INSTRUCTIONS, 1, 0, 0, 0, -1);
+				   hw(c, PERF_COUNT_HW_BRANCH_INSTRUCTIONS), 1, 0, 0, 0, -1);
 		int ok = fi >= 0 && fb >= 0;
 
 		for (i = 0; ok && i < sizeof(lens) / sizeof(lens[0]); i++) {
@@ -246,7 +390,8 @@ static void test_exact(int ncpu)
 				     (unsigned long long)(y - x));
 			}
 		}
-		snprintf(name, sizeof(name), "exact user instructions and branches pinned to cpu%d", c);
+		snprintf(name, sizeof(name), "exact user instructions and branches pinned to cpu%d%s",
+			 c, hybrid ? c ? " (cpu_atom)" : " (cpu_core)" : "");
 		result(ok, name, NULL);
 		close(fi);
 		close(fb);
@@ -269,6 +414,29 @@ static void test_migrate(int ncpu)
 	shm = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	memset(shm, 0, 64);
 	child = fork();
+	if (child == 0 && hybrid) {
+		/*
+		 * one event per PMU for each kind, all enabled and disabled
+		 * together: each counts while the task runs on its core type
+		 */
+		int fd[2][2], fm;
+
+		for (int c = 0; c < 2; c++) {
+			fd[c][0] = perf_open(PERF_TYPE_HARDWARE, hw(c, PERF_COUNT_HW_INSTRUCTIONS), 1, 0, 0, 1, -1);
+			fd[c][1] = perf_open(PERF_TYPE_HARDWARE, hw(c, PERF_COUNT_HW_BRANCH_INSTRUCTIONS), 1, 0, 0, 1, -1);
+		}
+		fm = perf_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, 1, 1, 0, 1, -1);
+		shm[7] = 1; /* ready */
+		window_task(n);
+		for (int c = 0; c < 2; c++) {
+			shm[8 + 2 * c] = rd(fd[c][0]);
+			shm[9 + 2 * c] = rd(fd[c][1]);
+		}
+		shm[0] = shm[8] + shm[10];
+		shm[1] = shm[9] + shm[11];
+		shm[2] = rd(fm);
+		_exit(0);
+	}
 	if (child == 0) {
 		int fi = perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 1, 0, 0, 0, -1);
 		int fb = perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, 1, 0, 0, 0, -1);
@@ -308,20 +476,70 @@ static void test_migrate(int ncpu)
 	     (unsigned long long)n, (unsigned long long)shm[0],
 	     (unsigned long long)(2 * n + 4), (unsigned long long)shm[1],
 	     (unsigned long long)(n + 1), (unsigned long long)shm[2]);
-	result(ok, "exact user instructions and branches while migrating between cpu0 and cpu1", NULL);
+	if (hybrid) {
+		diag("migrating: cpu_core instructions %llu branches %llu + cpu_atom instructions %llu branches %llu",
+		     (unsigned long long)shm[8], (unsigned long long)shm[9],
+		     (unsigned long long)shm[10], (unsigned long long)shm[11]);
+		/* each type counted part of it, neither all */
+		ok = ok && shm[8] > 0 && shm[9] > 0 && shm[10] > 0 && shm[11] > 0;
+		result(ok, "exact user instructions and branches while migrating between cpu0 and cpu1: cpu_core + cpu_atom events sum", NULL);
+	} else {
+		result(ok, "exact user instructions and branches while migrating between cpu0 and cpu1", NULL);
+	}
 	munmap(shm, 4096);
 }
 
+/*
+ * 2c, hybrid: pinned to one CPU, an instructions and a branches event of
+ * each PMU in one window: its own PMU's are exact, the other's count 0
+ */
+static void test_hybrid_pinned(void)
+{
+	const uint64_t n = 100000;
+	char name[128];
+
+	for (int c = 0; c < 2; c++) {
+		int fd[2][2], ok = 1;
+		uint64_t v[2][2];
+
+		pin(c);
+		for (int t = 0; t < 2; t++) {
+			fd[t][0] = perf_open(PERF_TYPE_HARDWARE, hw(t, PERF_COUNT_HW_INSTRUCTIONS), 1, 0, 0, 1, -1);
+			fd[t][1] = perf_open(PERF_TYPE_HARDWARE, hw(t, PERF_COUNT_HW_BRANCH_INSTRUCTIONS), 1, 0, 0, 1, -1);
+			ok = ok && fd[t][0] >= 0 && fd[t][1] >= 0;
+		}
+		window_task(n);
+		for (int t = 0; t < 2; t++) {
+			v[t][0] = rd(fd[t][0]);
+			v[t][1] = rd(fd[t][1]);
+			close(fd[t][0]);
+			close(fd[t][1]);
+		}
+		diag("pinned to cpu%d, n=%llu: cpu_core instructions %llu branches %llu, cpu_atom instructions %llu branches %llu (want %llu %llu on %s, 0 on the other)",
+		     c, (unsigned long long)n, (unsigned long long)v[0][0],
+		     (unsigned long long)v[0][1], (unsigned long long)v[1][0],
+		     (unsigned long long)v[1][1], (unsigned long long)(2 * n + 4),
+		     (unsigned long long)(n + 1), cpu_pmu[c]);
+		ok = ok && v[c][0] == 2 * n + 4 && v[c][1] == n + 1 &&
+		     v[!c][0] == 0 && v[!c][1] == 0;
+		snprintf(name, sizeof(name), "pinned to cpu%d: %s events exact, %s events count 0",
+			 c, cpu_pmu[c], cpu_pmu[!c]);
+		result(ok, name, NULL);
+	}
+	unpin();
+}
+
 /* 3: privilege filters */
-static void test_priv(void)
+static void test_priv(int cpu)
 {
 	const uint64_t n = 2000;
-	int fu = perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 1, 0, 0, 0, -1);
-	int fk = perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 0, 1, 0, 0, -1);
+	int fu = perf_open(PERF_TYPE_HARDWARE, hw(cpu, PERF_COUNT_HW_INSTRUCTIONS), 1, 0, 0, 0, -1);
+	int fk = perf_open(PERF_TYPE_HARDWARE, hw(cpu, PERF_COUNT_HW_INSTRUCTIONS), 0, 1, 0, 0, -1);
 	uint64_t a, b, c, d, k0, k1;
+	char name[128];
 	int ok;
 
-	pin(0);
+	pin(cpu);
 	/* kernel-only counter across a loop without syscalls, then with */
 	window_loop(fk, n, &a, &b);
 	k0 = b - a;
@@ -332,7 +550,8 @@ static void test_priv(void)
 	diag("user-only %llu (want %llu); kernel-only: loop window %llu, %llu getppid() window %llu",
 	     (unsigned long long)(b - a), (unsigned long long)(4 * n + 4),
 	     (unsigned long long)k0, (unsigned long long)n, (unsigned long long)k1);
-	result(ok, "privilege filters separate user and kernel instructions", NULL);
+	snprintf(name, sizeof(name), "privilege filters separate user and kernel instructions%s", on_cpu(cpu));
+	result(ok, name, NULL);
 	close(fu);
 	close(fk);
 	unpin();
@@ -363,7 +582,7 @@ static int count_samples(void *base, size_t size, uint64_t *lost)
 	return n;
 }
 
-static void test_sampling(void)
+static void test_sampling(int cpu)
 {
 	static const struct { uint64_t config; uint64_t period; const char *name; } ev[] = {
 		{ PERF_COUNT_HW_INSTRUCTIONS, 10007, "instructions" },
@@ -389,17 +608,17 @@ static void test_sampling(void)
 		fputs("0\n", f);
 		fclose(f);
 	}
-	pin(0);
+	pin(cpu);
 	for (unsigned i = 0; i < sizeof(ev) / sizeof(ev[0]); i++) {
 		size_t sz = (1 + 256) * 4096;
-		int fd = perf_open(PERF_TYPE_HARDWARE, ev[i].config, 1, 0, ev[i].period, 1, -1);
+		int fd = perf_open(PERF_TYPE_HARDWARE, hw(cpu, ev[i].config), 1, 0, ev[i].period, 1, -1);
 		void *m = fd >= 0 ? mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
 		uint64_t a, b, total, lost;
 		int got, want, ok;
 		long rax = SYS_ioctl;
 
 		if (m == MAP_FAILED) {
-			snprintf(name, sizeof(name), "sampling %s", ev[i].name);
+			snprintf(name, sizeof(name), "sampling %s%s", ev[i].name, on_cpu(cpu));
 			result(0, name, NULL);
 			if (fd >= 0)
 				close(fd);
@@ -421,12 +640,13 @@ static void test_sampling(void)
 		total = rd(fd);
 		got = count_samples(m, sz, &lost);
 		want = total / ev[i].period;
-		ok = got >= want - 1 && got <= want + 1 && lost == 0;
+		/* the loop alone is n instructions, branches and cycles at least */
+		ok = got >= want - 1 && got <= want + 1 && lost == 0 && total >= n;
 		diag("%s: N=%llu P=%llu samples %d (floor(N/P)=%d) lost %llu",
 		     ev[i].name, (unsigned long long)total,
 		     (unsigned long long)ev[i].period, got, want, (unsigned long long)lost);
-		snprintf(name, sizeof(name), "sampling %s period %llu", ev[i].name,
-			 (unsigned long long)ev[i].period);
+		snprintf(name, sizeof(name), "sampling %s period %llu%s", ev[i].name,
+			 (unsigned long long)ev[i].period, on_cpu(cpu));
 		result(ok, name, NULL);
 		(void)a; (void)b;
 		munmap(m, sz);
@@ -445,40 +665,47 @@ static void test_sampling(void)
  * for later), but the NMIs it costs are counted. User instructions from the enabling syscall up to and including the
  * disabling one: 2 + 4n + 3 + 1.
  */
-/* NMIs taken so far by CPU 0 ("NMI:" line of /proc/interrupts) */
-static long nmis_cpu0(void)
+/* NMIs taken so far by CPU 0 or 1 ("NMI:" line of /proc/interrupts) */
+static long nmis_cpu(int cpu)
 {
 	char line[512];
-	long v = -1;
+	long v = -1, v1 = -1;
 	FILE *f = fopen("/proc/interrupts", "r");
 
 	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, " NMI: %ld", &v) == 1)
+		if (sscanf(line, " NMI: %ld %ld", &v, &v1) >= 1) {
+			if (cpu)
+				v = v1;
 			break;
+		}
 	if (f)
 		fclose(f);
 	return v;
 }
 
-static void test_sampling_faults(void)
+static void test_sampling_faults(int cpu)
 {
 	const uint64_t n = 4096, period = 101;
 	size_t sz = (1 + 64) * 4096, len = n * 4096;
-	int fd = perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 1, 0, period, 1, -1);
+	int fd = perf_open(PERF_TYPE_HARDWARE, hw(cpu, PERF_COUNT_HW_INSTRUCTIONS), 1, 0, period, 1, -1);
 	void *m = fd >= 0 ? mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
 	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	long rax = SYS_ioctl, rdi = fd, rsi = PERF_EVENT_IOC_ENABLE;
 	uint64_t total, lost;
 	int got, want;
 	long nmi0, nmi1;
+	char n1[128], n2[128], n3[128];
 
+	snprintf(n1, sizeof(n1), "sampling instructions on faulting stores%s", on_cpu(cpu));
+	snprintf(n2, sizeof(n2), "faulting stores count once%s", on_cpu(cpu));
+	snprintf(n3, sizeof(n3), "one NMI per sample on faulting stores%s", on_cpu(cpu));
 	if (m == MAP_FAILED || buf == MAP_FAILED) {
-		result(0, "sampling instructions on faulting stores", NULL);
-		result(0, "faulting stores count once", NULL);
-		result(0, "one NMI per sample on faulting stores", NULL);
+		result(0, n1, NULL);
+		result(0, n2, NULL);
+		result(0, n3, NULL);
 		goto out;
 	}
-	nmi0 = nmis_cpu0();
+	nmi0 = nmis_cpu(cpu);
 	/* set right before the asm: a call in between may clobber it */
 	register long r8 asm("r8") = fd;
 
@@ -497,18 +724,17 @@ static void test_sampling_faults(void)
 		     : "d"(0L), "r"(r8), [buf] "r"(buf), [n] "r"(n),
 		       [nr] "i"(SYS_ioctl), [dis] "i"((long)PERF_EVENT_IOC_DISABLE)
 		     : "rcx", "r11", "memory", "cc");
-	nmi1 = nmis_cpu0();
+	nmi1 = nmis_cpu(cpu);
 	total = rd(fd);
 	got = count_samples(m, sz, &lost);
 	want = total / period;
-	diag("faulting stores: N=%llu (expected %llu) P=%llu samples %d (floor(N/P)=%d) lost %llu, NMIs on CPU 0 %ld",
+	diag("faulting stores: N=%llu (expected %llu) P=%llu samples %d (floor(N/P)=%d) lost %llu, NMIs on CPU %d %ld",
 	     (unsigned long long)total, (unsigned long long)(4 * n + 6),
-	     (unsigned long long)period, got, want, (unsigned long long)lost, nmi1 - nmi0);
-	result(got >= want - 1 && got <= want + 1 && lost == 0,
-	       "sampling instructions on faulting stores", NULL);
-	result(total == 4 * n + 6, "faulting stores count once", NULL);
+	     (unsigned long long)period, got, want, (unsigned long long)lost, cpu, nmi1 - nmi0);
+	result(got >= want - 1 && got <= want + 1 && lost == 0, n1, NULL);
+	result(total == 4 * n + 6, n2, NULL);
 	/* an overflow raised for a store that then faulted is an extra NMI */
-	result(nmi0 >= 0 && nmi1 - nmi0 == got, "one NMI per sample on faulting stores", NULL);
+	result(nmi0 >= 0 && nmi1 - nmi0 == got, n3, NULL);
 out:
 	if (buf != MAP_FAILED)
 		munmap(buf, len);
@@ -587,7 +813,7 @@ static void test_rdpmc_nopce(void)
 	       "user RDPMC without CR4.PCE raises #GP (SIGSEGV)", NULL);
 }
 
-static void test_rdpmc(void)
+static void test_rdpmc(int cpu)
 {
 	static const struct { uint64_t config; const char *name; } ev[] = {
 		{ PERF_COUNT_HW_INSTRUCTIONS, "instructions" },
@@ -596,9 +822,9 @@ static void test_rdpmc(void)
 	};
 	char name[96];
 
-	pin(0);
+	pin(cpu);
 	for (unsigned i = 0; i < sizeof(ev) / sizeof(ev[0]); i++) {
-		int fd = perf_open(PERF_TYPE_HARDWARE, ev[i].config, 1, 0, 0, 0, -1);
+		int fd = perf_open(PERF_TYPE_HARDWARE, hw(cpu, ev[i].config), 1, 0, 0, 0, -1);
 		struct perf_event_mmap_page *pc = fd >= 0 ?
 			mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
 		uint64_t r1 = 0, r2 = 0, r3 = 0, l1 = 0, l2 = 0;
@@ -624,7 +850,8 @@ static void test_rdpmc(void)
 		     (unsigned long long)r3, pc != MAP_FAILED ? pc->pmc_width : 0,
 		     pc != MAP_FAILED ? pc->index : 0, (unsigned long long)n,
 		     (unsigned long long)(l2 - l1));
-		snprintf(name, sizeof(name), "user RDPMC via mmap page agrees with read() (%s)", ev[i].name);
+		snprintf(name, sizeof(name), "user RDPMC via mmap page agrees with read() (%s)%s",
+			 ev[i].name, on_cpu(cpu));
 		result(ok, name, NULL);
 		if (i == 0) {
 			/* same loop, twice the length: difference exactly 2n */
@@ -635,10 +862,22 @@ static void test_rdpmc(void)
 			mmap_read(pc, &m2);
 			diag("rdpmc delta(2n) - delta(n) = %llu (want %llu)",
 			     (unsigned long long)(m2 - m1 - d1), (unsigned long long)(2 * n));
-			result(m2 - m1 - d1 == 2 * n, "user RDPMC deltas are exact", NULL);
+			snprintf(name, sizeof(name), "user RDPMC deltas are exact%s", on_cpu(cpu));
+			result(m2 - m1 - d1 == 2 * n, name, NULL);
 			/* bad index with CR4.PCE set: #GP */
-			result(rdpmc_faults(vendor_amd ? 64 : (1u << 30) | 7),
-			       "RDPMC of a nonexistent counter raises #GP", NULL);
+			snprintf(name, sizeof(name), "RDPMC of a nonexistent counter raises #GP%s", on_cpu(cpu));
+			result(rdpmc_faults(vendor_amd ? 64 : (1u << 30) | 7), name, NULL);
+			/*
+			 * PERF_METRICS (ECX = 1 << 29): a P-core has it (perf
+			 * reads it whenever topdown slots count), an E-core not
+			 */
+			if (hybrid) {
+				int core = cpu_kind[cpu] == 0x40;
+
+				snprintf(name, sizeof(name), "RDPMC of PERF_METRICS (1 << 29) %s%s",
+					 core ? "reads" : "raises #GP", on_cpu(cpu));
+				result(rdpmc_faults(1u << 29) == !core, name, NULL);
+			}
 		}
 		if (pc != MAP_FAILED)
 			munmap(pc, 4096);
@@ -752,74 +991,119 @@ static void test_amd_v2(void)
 	wrmsr(0xc0000302, 0x3f);
 }
 
-static void test_msr(void)
+/* a result of test_msr(): on a hybrid CPU the name says which CPU */
+static int msr_cpu;
+static void mres(int ok, const char *name, const char *skip)
+{
+	char buf[192];
+
+	snprintf(buf, sizeof(buf), "%s%s", name, on_cpu(msr_cpu));
+	result(ok, buf, skip);
+}
+
+static void test_msr(int cpu)
 {
 	uint64_t v = 0, w = 0, save, gctl = 0;
 	char name[128];
-	int r;
+	int r, ngp = cpu_ngp[cpu], nfixed = cpu_nfixed[cpu];
+	/* above 8 GP / 4 fixed QEMU keeps stock TCG's "reads 0, writes ignored" */
+	const char *above = hybrid && ngp >= 8 ? "above the emulated range (stock TCG: reads 0)" : NULL;
+	const char *above_fx = hybrid && nfixed >= 4 ? "above the emulated range (stock TCG: reads 0)" : NULL;
 
-	pin(0);
-	msr_fd = open("/dev/cpu/0/msr", O_RDWR);
+	msr_cpu = cpu;
+	pin(cpu);
+	snprintf(name, sizeof(name), "/dev/cpu/%d/msr", cpu);
+	msr_fd = open(name, O_RDWR);
 	if (msr_fd < 0) {
-		result(1, "MSR checks", "no /dev/cpu/0/msr");
+		mres(1, "MSR checks", "no /dev/cpu/N/msr");
 		return;
 	}
 	if (!vendor_amd) {
 		uint64_t wmask = (1ULL << intel_gp_width) - 1;
 
 		r = wrmsr(0x186, 1ULL << 32);
-		result(r == -EIO, "IA32_PERFEVTSEL0 reserved bit 32: #GP (EIO)", NULL);
+		mres(r == -EIO, "IA32_PERFEVTSEL0 reserved bit 32: #GP (EIO)", NULL);
 		r = wrmsr(0x186, 1ULL << 21);
 		if (intel_version < 3)
-			result(r == -EIO, "IA32_PERFEVTSEL0 AnyThread (reserved before v3): #GP", NULL);
+			mres(r == -EIO, "IA32_PERFEVTSEL0 AnyThread (reserved before v3): #GP", NULL);
+		else if (intel_anydep)
+			mres(r == -EIO, "IA32_PERFEVTSEL0 AnyThread (deprecated, CPUID 0xA EDX[15]): #GP", NULL);
 		else
-			result(r == 0, "IA32_PERFEVTSEL0 AnyThread accepted (v3+)", NULL);
+			mres(r == 0, "IA32_PERFEVTSEL0 AnyThread accepted (v3+)", NULL);
 		wrmsr(0x186, 0);
-		r = rdmsr(0xc1 + intel_ngp, &v);
-		snprintf(name, sizeof(name), "IA32_PMC%d (nonexistent) read: #GP", intel_ngp);
-		result(r == -EIO, name, NULL);
-		r = wrmsr(0x186 + intel_ngp, 0);
-		snprintf(name, sizeof(name), "IA32_PERFEVTSEL%d (nonexistent) write: #GP", intel_ngp);
-		result(r == -EIO, name, NULL);
-		r = wrmsr(0x38d, 1ULL << (4 * intel_nfixed));
-		result(r == -EIO, "FIXED_CTR_CTRL reserved bit: #GP", NULL);
+		if (hybrid) {
+			/* the last counter of this core type exists */
+			r = rdmsr(0xc1 + ngp - 1, &v);
+			snprintf(name, sizeof(name), "IA32_PMC%d (the last) read", ngp - 1);
+			mres(r == 0, name, NULL);
+			r = wrmsr(0x186 + ngp - 1, 0);
+			snprintf(name, sizeof(name), "IA32_PERFEVTSEL%d (the last) write", ngp - 1);
+			mres(r == 0, name, NULL);
+			r = rdmsr(0x309 + nfixed - 1, &v);
+			snprintf(name, sizeof(name), "FIXED_CTR%d (the last) read", nfixed - 1);
+			mres(r == 0, name, NULL);
+		}
+		r = rdmsr(0xc1 + ngp, &v);
+		snprintf(name, sizeof(name), "IA32_PMC%d (nonexistent) read: #GP", ngp);
+		mres(r == -EIO, name, above);
+		r = wrmsr(0x186 + ngp, 0);
+		snprintf(name, sizeof(name), "IA32_PERFEVTSEL%d (nonexistent) write: #GP", ngp);
+		mres(r == -EIO, name, above);
+		r = wrmsr(0x38d, 1ULL << (4 * nfixed));
+		mres(r == -EIO, "FIXED_CTR_CTRL reserved bit: #GP", NULL);
 		r = wrmsr(0x38f, 1ULL << 40);
-		result(r == -EIO, "GLOBAL_CTRL reserved bit: #GP", NULL);
+		mres(r == -EIO, "GLOBAL_CTRL reserved bit: #GP", NULL);
+		if (hybrid) {
+			/* PERF_METRICS' enable: a P-core has it, an E-core not */
+			int core = cpu_kind[cpu] == 0x40;
+
+			rdmsr(0x38f, &gctl);
+			r = wrmsr(0x38f, gctl | 1ULL << 48);
+			rdmsr(0x38f, &v);
+			wrmsr(0x38f, gctl);
+			diag("cpu%d GLOBAL_CTRL %llx, with bit 48 written: %s, reads %llx", cpu,
+			     (unsigned long long)gctl, r ? "#GP" : "ok", (unsigned long long)v);
+			if (core)
+				mres(r == 0 && v == (gctl | 1ULL << 48),
+				     "GLOBAL_CTRL bit 48 (PERF_METRICS) accepted on a P-core", NULL);
+			else
+				mres(r == -EIO, "GLOBAL_CTRL bit 48 (PERF_METRICS) on an E-core: #GP", NULL);
+		}
 		r = wrmsr(0x38e, 0);
-		result(r == -EIO, "GLOBAL_STATUS is read-only: #GP", NULL);
-		r = rdmsr(0x309 + intel_nfixed, &v);
-		result(r == -EIO, "nonexistent fixed counter: #GP", NULL);
+		mres(r == -EIO, "GLOBAL_STATUS is read-only: #GP", NULL);
+		r = rdmsr(0x309 + nfixed, &v);
+		mres(r == -EIO, "nonexistent fixed counter: #GP", above_fx);
 
 		rdmsr(0xc1, &save);
 		wrmsr(0xc1, 0x80000000ULL);
 		rdmsr(0xc1, &v);
 		snprintf(name, sizeof(name), "IA32_PMC0 write 0x80000000 reads 0x%llx (sign-extended to %d bits)",
 			 (unsigned long long)v, intel_gp_width);
-		result(v == (0xffffffff80000000ULL & wmask), name, NULL);
+		mres(v == (0xffffffff80000000ULL & wmask), name, NULL);
 		wrmsr(0xc1, 0x12345678ULL);
 		rdmsr(0xc1, &v);
-		result(v == 0x12345678ULL, "IA32_PMC0 write 0x12345678 reads back unchanged", NULL);
+		mres(v == 0x12345678ULL, "IA32_PMC0 write 0x12345678 reads back unchanged", NULL);
 		if (intel_fw) {
 			r = rdmsr(0x345, &w);
-			result(r == 0 && (w & (1 << 13)), "IA32_PERF_CAPABILITIES.FW_WRITE set", NULL);
+			mres(r == 0 && (w & (1 << 13)), "IA32_PERF_CAPABILITIES.FW_WRITE set", NULL);
 			wrmsr(0x4c1, 0x80000000ULL);
 			rdmsr(0x4c1, &v);
-			result(v == 0x80000000ULL, "IA32_A_PMC0 full-width write 0x80000000 reads 0x80000000", NULL);
+			mres(v == 0x80000000ULL, "IA32_A_PMC0 full-width write 0x80000000 reads 0x80000000", NULL);
 			rdmsr(0xc1, &v);
-			result(v == 0x80000000ULL, "IA32_A_PMC0 and IA32_PMC0 are the same counter", NULL);
+			mres(v == 0x80000000ULL, "IA32_A_PMC0 and IA32_PMC0 are the same counter", NULL);
 			r = wrmsr(0x4c1, 1ULL << intel_gp_width);
-			result(r == -EIO, "IA32_A_PMC0 write beyond the width: #GP", NULL);
+			mres(r == -EIO, "IA32_A_PMC0 write beyond the width: #GP", NULL);
 		} else {
 			r = rdmsr(0x4c1, &v);
-			result(r == -EIO, "no PDCM: IA32_A_PMC0 does not exist (#GP)", NULL);
+			mres(r == -EIO, "no PDCM: IA32_A_PMC0 does not exist (#GP)", NULL);
 			r = rdmsr(0x345, &v);
-			result(r == -EIO, "no PDCM: IA32_PERF_CAPABILITIES does not exist (#GP)", NULL);
+			mres(r == -EIO, "no PDCM: IA32_PERF_CAPABILITIES does not exist (#GP)", NULL);
 		}
 		wrmsr(0xc1, save);
 		rdmsr(0x309, &save);
 		wrmsr(0x309, 0x80000000ULL);
 		rdmsr(0x309, &v);
-		result(v == 0x80000000ULL, "FIXED_CTR0 write 0x80000000 is full width", NULL);
+		mres(v == 0x80000000ULL, "FIXED_CTR0 write 0x80000000 is full width", NULL);
 		wrmsr(0x309, save);
 
 		/*
@@ -828,15 +1112,22 @@ static void test_msr(void)
 		 * CPU 0 at boot, before the other CPUs come up, whether it
 		 * then runs or not, and perf leaves every enable set.
 		 */
-		if (intel_version >= 2) {
-			uint64_t want = (1ULL << intel_ngp) - 1;
+		if (intel_version >= 2 && cpu == 0) {
+			/* hybrid: each CPU its own counters, a P-core's perf adds bit 48 */
+			uint64_t want = (1ULL << intel_ngp) - 1, want1;
 			uint64_t used = want | (((1ULL << intel_nfixed) - 1) << 32);
 
+			if (hybrid) {
+				want = (1ULL << cpu_ngp[0]) - 1;
+				used = want | (((1ULL << cpu_nfixed[0]) - 1) << 32) |
+				       (cpu_kind[0] == 0x40 ? 1ULL << 48 : 0);
+			}
+			want1 = hybrid ? (1ULL << cpu_ngp[1]) - 1 : want;
 			diag("IA32_PERF_GLOBAL_CTRL before the test used perf: cpu0 %llx cpu1 %llx (reset value %llx)",
 			     (unsigned long long)global_ctrl_boot[0],
 			     (unsigned long long)global_ctrl_boot[1], (unsigned long long)want);
-			result((global_ctrl_boot[0] == want || global_ctrl_boot[0] == used) &&
-			       (global_ctrl_boot[1] == want ||
+			mres((global_ctrl_boot[0] == want || global_ctrl_boot[0] == used) &&
+			       (global_ctrl_boot[1] == want1 ||
 				(global_ctrl_boot[1] == 0 && global_ctrl_boot[0] == want)),
 			       "GLOBAL_CTRL reset value: GP enables set, fixed clear", NULL);
 		}
@@ -858,7 +1149,7 @@ static void test_msr(void)
 			for (volatile int k = 0; k < 1000; k++)
 				;
 			rdmsr(0xc1, &c);
-			result(c == 0, "GLOBAL_CTRL bit clear: enabled counter does not count", NULL);
+			mres(c == 0, "GLOBAL_CTRL bit clear: enabled counter does not count", NULL);
 			wrmsr(0xc1, wmask - 5);
 			wrmsr(0x38f, 1);
 			for (volatile int k = 0; k < 1000; k++)
@@ -874,7 +1165,7 @@ static void test_msr(void)
 			diag("GLOBAL_STATUS before %llx, after overflow %llx, after OVF_CTRL %llx; counter %llu",
 			     (unsigned long long)st0, (unsigned long long)st1,
 			     (unsigned long long)st2, (unsigned long long)c);
-			result((st0 & 1) == 0 && (st1 & 1) && !(st2 & 1) && c > 0 && c < 100000,
+			mres((st0 & 1) == 0 && (st1 & 1) && !(st2 & 1) && c > 0 && c < 100000,
 			       "overflow sets GLOBAL_STATUS, GLOBAL_OVF_CTRL clears it", NULL);
 		}
 	} else {
@@ -883,26 +1174,26 @@ static void test_msr(void)
 		int n = amd_ext ? 6 : 4;
 
 		r = wrmsr(ctl, 1ULL << 21);
-		result(r == -EIO, "PERF_CTL0 reserved bit 21: #GP (EIO)", NULL);
+		mres(r == -EIO, "PERF_CTL0 reserved bit 21: #GP (EIO)", NULL);
 		r = wrmsr(ctl, 1ULL << 50);
-		result(r == -EIO, "PERF_CTL0 reserved bit 50: #GP (EIO)", NULL);
+		mres(r == -EIO, "PERF_CTL0 reserved bit 50: #GP (EIO)", NULL);
 		if (amd_ext) {
 			r = rdmsr(0xc0010200 + 2 * n, &v);
-			result(r == -EIO, "PERF_CTL6 (nonexistent) read: #GP", NULL);
+			mres(r == -EIO, "PERF_CTL6 (nonexistent) read: #GP", NULL);
 		} else {
 			r = rdmsr(0xc0010200, &v);
-			result(r == -EIO, "no PerfCtrExtCore: 0xc0010200 does not exist (#GP)", NULL);
+			mres(r == -EIO, "no PerfCtrExtCore: 0xc0010200 does not exist (#GP)", NULL);
 		}
 		rdmsr(ctr0, &save);
 		wrmsr(ctr0, 0x80000000ULL);
 		rdmsr(ctr0, &v);
-		result(v == 0x80000000ULL, "PERF_CTR0 write 0x80000000 is full width (48 bits)", NULL);
+		mres(v == 0x80000000ULL, "PERF_CTR0 write 0x80000000 is full width (48 bits)", NULL);
 		if (amd_ext) {
 			rdmsr(0xc0010004, &w);
-			result(w == 0x80000000ULL, "legacy PERF_CTR0 aliases counter 0", NULL);
+			mres(w == 0x80000000ULL, "legacy PERF_CTR0 aliases counter 0", NULL);
 		}
 		r = wrmsr(ctr0, 1ULL << 48);
-		result(r == -EIO, "PERF_CTR0 write beyond 48 bits: #GP", NULL);
+		mres(r == -EIO, "PERF_CTR0 write beyond 48 bits: #GP", NULL);
 		/*
 		 * wrap from all-ones; with PerfMonV2 the counter also needs its
 		 * PerfCntrGlobalCtl bit, which perf leaves as it likes (0 when
@@ -919,13 +1210,13 @@ static void test_msr(void)
 			;
 		wrmsr(ctl, 0);
 		rdmsr(ctr0, &v);
-		result(v > 0 && v < 100000, "PERF_CTR0 wraps to 0 at 48 bits", NULL);
+		mres(v > 0 && v < 100000, "PERF_CTR0 wraps to 0 at 48 bits", NULL);
 		wrmsr(ctr0, save);
 		if (amd_v2) {
 			uint64_t st;
 
 			rdmsr(0xc0000300, &st);
-			result(st & 1, "the wrap set PerfCntrGlobalStatus bit 0", NULL);
+			mres(st & 1, "the wrap set PerfCntrGlobalStatus bit 0", NULL);
 			/* a stale status bit would make perf's PMI handler WARN */
 			wrmsr(0xc0000302, 1);
 			wrmsr(0xc0000301, gctl);
@@ -1037,9 +1328,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	probe_cpuid();
-	diag("vendor %s, cpus %d, arch perfmon v%d gp %d width %d fixed %d pdcm %d amd_ext %d amd_v2 %d (%d core counters)",
+	diag("vendor %s, cpus %d, arch perfmon v%d gp %d width %d fixed %d pdcm %d amd_ext %d amd_v2 %d (%d core counters)%s",
 	     vendor_amd ? "AMD" : "Intel", ncpu, intel_version, intel_ngp,
-	     intel_gp_width, intel_nfixed, intel_fw, amd_ext, amd_v2, amd_ncore);
+	     intel_gp_width, intel_nfixed, intel_fw, amd_ext, amd_v2, amd_ncore,
+	     hybrid ? ", hybrid" : "");
 	/* before perf is used: IA32_PERF_GLOBAL_CTRL still has its reset value */
 	if (!vendor_amd && intel_version >= 2) {
 		for (int c = 0; c < ncpu && c < 2; c++) {
@@ -1069,16 +1361,22 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	close(fd);
+	if (hybrid)
+		probe_hybrid(ncpu);
 	test_rdpmc_nopce();
 	test_exact(ncpu);
 	test_migrate(ncpu);
-	test_priv();
-	test_sampling();
-	pin(0);
-	test_sampling_faults();
-	unpin();
-	test_rdpmc();
-	test_msr();
+	if (hybrid && n_test_cpu == 2)
+		test_hybrid_pinned();
+	for (int c = 0; c < n_test_cpu; c++) {
+		test_priv(c);
+		test_sampling(c);
+		pin(c);
+		test_sampling_faults(c);
+		unpin();
+		test_rdpmc(c);
+		test_msr(c);
+	}
 	printf("1..%d\n", testno);
 	return n_fail ? 1 : 0;
 }

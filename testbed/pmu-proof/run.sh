@@ -4,10 +4,12 @@
 # Usage: QEMU=/path/to/qemu-system-x86_64 run.sh /path/to/bzImage
 #        (or KERNEL=/path/to/bzImage).  QEMU defaults to the output of
 #        ../qemu/build.sh.
-# Boots the kernel on core2duo, Skylake-Client, Opteron_G3, EPYC and EPYC
+# Boots the kernel on core2duo, Skylake-Client, Opteron_G3, EPYC, EPYC
 # with AMD PerfMonV2 (perfmon-v2=on, family 19h model 11h, like Zen 4 Genoa)
-# with pmu=on and on Skylake-Client without pmu=on, runs pmu-proof in each
-# and ends with "N passed, N failed, N skipped"; exit status 1 on any failure.
+# and a hybrid Alder Lake (Skylake-Client,model=151,hybrid-atoms=0x2: cpu0 a
+# P-core, cpu1 an E-core) with pmu=on and on Skylake-Client without pmu=on,
+# runs pmu-proof in each and ends with "N passed, N failed, N skipped"; exit
+# status 1 on any failure.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 KERNEL=${1:-${KERNEL:-}}
@@ -83,7 +85,7 @@ boot() {
 	tr -d '\r' <"$log" >"$log.txt"
 	# the program's own output (a kernel may print KTAP lines of its own)
 	sed -n '/^=== pmu-proof start/,/^=== pmu-proof end/p' "$log.txt" >"$log.prog"
-	grep -E 'Performance Events|^\[[ 0-9.]*\] \.\.\. |Broken PMU|PMU not available' "$log.txt" | sed 's/^/# /' || true
+	grep -E 'Performance Events|^\[[ 0-9.]*\] \.\.\. |^(\[[ 0-9.]*\] )?core: [a-z_]+ PMU driver: $|Broken PMU|PMU not available' "$log.txt" | sed 's/^/# /' || true
 	echo "# guest run took $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s, qemu exit status $rc"
 	grep -E '^(not )?ok |^# ' "$log.prog" | sed "s/^/[$cpu] /" || true
 	grep -E '^# dmesg: ' "$log.txt" | sed "s/^/[$cpu] /" || true
@@ -146,6 +148,53 @@ boot EPYC on 'Performance Events: Fam17h\+ core perfctr, AMD PMU driver' \
 # Linux 6.12 prints no "PerfMonV2": version 2 is what says perf found it
 boot "EPYC,perfmon-v2=on,family=25,model=17" on 'Performance Events: Fam17h\+ core perfctr, AMD PMU driver' \
 	"${VER}2\$" "${BW}48\$" "${GR}6\$" "${EM}000000000000003f\$"
+# Hybrid Alder Lake (family 6 model 0x97): one "Performance Events" line
+# for both types, then a block of perf's register counts for each PMU when
+# its first CPU comes up (intel/core.c init_hybrid_pmu(); no block for the
+# boot CPU's "cpu" PMU): P-core 8 GP + 4 fixed with PERF_METRICS (bit 48),
+# E-core 6 + 3
+HYB=Skylake-Client,model=151,hybrid-atoms=0x2
+# (a console without printk times, as the test kernel's, has no "[ time] ")
+T='^(\[[ 0-9.]*\] )?'
+boot "$HYB" on "${T}"'Performance Events: Alderlake Hybrid events, AnyThread deprecated, full-width counters, Intel PMU driver\.$'
+# pmu_block NAME: the "... " lines right after "core: NAME PMU driver: "
+pmu_block() {
+	sed -E 's/^\[[ 0-9.]*\] //' "$work/$HYB-on.log.txt" | awk -v h="core: $1 PMU driver: " '
+		!on && $0 == h { on = 1; next }
+		on && /^\.\.\. / { sub(/^\.\.\. +/, ""); gsub(/  +/, " "); print; next }
+		on { exit }'
+}
+# pmu_block_is NAME GP FIXED EVENT-MASK
+pmu_block_is() {
+	local want got
+	want=$(printf '%s\n' "version: 5" "bit width: 48" "generic registers: $2" \
+		"value mask: 0000ffffffffffff" "max period: 00007fffffffffff" \
+		"fixed-purpose events: $3" "event mask: $4")
+	got=$(pmu_block "$1")
+	if [ "$got" = "$want" ]; then
+		tap 1 "[$HYB,pmu=on] boot log: $1 PMU driver: v5, 48 bits, $2 generic, $3 fixed, event mask $4"
+	else
+		echo "# $1 PMU driver block: want"; printf '%s\n' "$want" | sed 's/^/#   /'
+		echo "# got"; printf '%s\n' "$got" | sed 's/^/#   /'
+		tap 0 "[$HYB,pmu=on] boot log: $1 PMU driver: v5, 48 bits, $2 generic, $3 fixed, event mask $4"
+	fi
+}
+pmu_block_is cpu_core 8 4 0001000f000000ff
+pmu_block_is cpu_atom 6 3 000000070000003f
+# one block each, and none for a non-hybrid "cpu" PMU
+n=$(grep -Ec "${T}"'core: [a-z_]+ PMU driver: $' "$work/$HYB-on.log.txt" || true)
+v=$(grep -Ec "${T}"'\.\.\. version: ' "$work/$HYB-on.log.txt" || true)
+if [ "$n" = 2 ] && [ "$v" = 2 ]; then
+	tap 1 "[$HYB,pmu=on] boot log: two PMU driver blocks, no other register counts"
+else
+	echo "# $n PMU driver lines, $v version lines (want 2, 2)"
+	tap 0 "[$HYB,pmu=on] boot log: two PMU driver blocks, no other register counts"
+fi
+if grep -q '^ok [0-9]* hybrid: sysfs PMUs cpu_core' "$work/$HYB-on.log.prog"; then
+	:
+else
+	tap 0 "[$HYB,pmu=on] pmu-proof found a hybrid CPU"
+fi
 boot Skylake-Client off 'Performance Events: .*(no PMU driver|software events only)'
 if grep -q 'Intel PMU driver' "$work/Skylake-Client-off.log.txt"; then
 	tap 0 "[Skylake-Client] without pmu=on no PMU is reported"
