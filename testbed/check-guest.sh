@@ -69,8 +69,8 @@
 # (nmi_watchdog=1; run-guest.sh turns it off otherwise): the perfmon
 # suite must pass there too, with every counter.
 #
-# What runs where: the whole 64-bit suite on Skylake (with the NMI
-# watchdog) and EPYC, one Intel and one AMD model; on Core 2 and family
+# What runs where: the whole 64-bit suite on a hybrid Alder Lake (with
+# the NMI watchdog) and EPYC, one Intel and one AMD model; on Core 2 and family
 # 10h the programs whose checks depend on the PMU (the register tables,
 # counting, the followers' counts, pmu_desc, libpfm's encodings), not
 # attach_test and lifecycle_test, whose calls and errnos do not; through
@@ -88,6 +88,16 @@
 # global control, and of the 32-bit programs. A boot whose CPU has
 # perfmon-v2=on must also show perf's "... version: 2" in its log, so
 # that a QEMU that ignored the property (a second fam17h) fails.
+# hybrid is Skylake-Client made an Alder Lake (model 151) with vCPU 1 an
+# E-core (QEMU's hybrid-atoms=0x2): perf registers cpu_core and
+# cpu_atom, and perfmon's table has the counters both types have (6
+# general-purpose, 3 fixed, architectural perfmon version 5, full-width
+# writes), so every test of two CPUs moves threads between a P-core and
+# an E-core, and count_test's hybrid fixture runs. It replaces the
+# Skylake boot of the whole suite: that table (version 4, 4 counters)
+# differs only in its counter count, and Skylake still boots for
+# kexec, hotplug and KASAN. Its log must show perfmon's hybrid table, so
+# that a QEMU that ignored the property (a plain Skylake) fails.
 # lockup-fam19h (released) runs perf's hard lockup detector on its v2
 # driver after perfmon gave the PMU back, where a global status bit
 # perfmon left set would make amd_pmu_v2_handle_irq() warn.
@@ -130,8 +140,8 @@ INITRD_KEXEC=$CACHE/build/initramfs-kexec.cpio.gz
 STAGE_KEXEC=$CACHE/build/initramfs-kexec
 INITRD_LOCKUP=$CACHE/build/initramfs-lockup.cpio.gz
 STAGE_LOCKUP=$CACHE/build/initramfs-lockup
-GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test skylake:Skylake-Client,pmu=on:perfmon fam10h:Opteron_G3,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test fam17h:EPYC,pmu=on:perfmon,perfmon32:abi_test,perfmon32:calls_test,perfmon32:count_test,perfmon32:sysfs_test fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17:perfmon:abi_test,perfmon:count_test,perfmon:inherit_test,perfmon:attach_test,perfmon:lifecycle_test,perfmon:libpfm_examples_test,perfmon:sysfs_test kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on lockup-fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17 hotplug:Skylake-Client,pmu=on:perfmon:attach_test kasan:Skylake-Client,pmu=on:perfmon:inherit_test,perfmon:lifecycle_test}
-WATCHDOG_BOOTS=${WATCHDOG_BOOTS:-skylake}
+GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test hybrid:Skylake-Client,pmu=on,model=151,hybrid-atoms=0x2:perfmon fam10h:Opteron_G3,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test fam17h:EPYC,pmu=on:perfmon,perfmon32:abi_test,perfmon32:calls_test,perfmon32:count_test,perfmon32:sysfs_test fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17:perfmon:abi_test,perfmon:count_test,perfmon:inherit_test,perfmon:attach_test,perfmon:lifecycle_test,perfmon:libpfm_examples_test,perfmon:sysfs_test kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on lockup-fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17 hotplug:Skylake-Client,pmu=on:perfmon:attach_test kasan:Skylake-Client,pmu=on:perfmon:inherit_test,perfmon:lifecycle_test}
+WATCHDOG_BOOTS=${WATCHDOG_BOOTS:-hybrid}
 LOCKUP_MODES=${LOCKUP_MODES-lockup-core2:loop lockup-fam10h:released lockup-fam19h:released}
 # The selftests' environment (passed on the kernel command line to /init):
 # none, the programs' short defaults (1,000 create/exit cycles and one
@@ -350,20 +360,30 @@ for label in $booted; do
 	fi
 done
 
-# A boot on PerfMonV2 (perfmon-v2=on) must have had it: perf prints no
-# "PerfMonV2" in 6.12, only "... version: 2" (0 on the other AMD models).
+# A boot on a model that QEMU makes of properties must have had it:
+# PerfMonV2 (perfmon-v2=on), where perf prints no "PerfMonV2" in 6.12,
+# only "... version: 2" (0 on the other AMD models); the hybrid model
+# (hybrid-atoms=), where perfmon's table has the counters common to the
+# core types.
 v2re=$'^\\.\\.\\. version: +2\r?$'
+hyre='perfmon: hybrid Intel processor: the [0-9]+ general-purpose and [0-9]+ fixed counters'
 for run in $GUEST_RUNS; do
 	label=${run%%:*}
 	cpu=${run#*:}
 	cpu=${cpu%%:*}
-	case "$cpu" in *perfmon-v2=on*) ;; *) continue ;; esac
 	case " $booted " in *" $label "*) ;; *) continue ;; esac
-	if grep -Eq "$v2re" "$LOGDIR/guest-$label.log" 2>/dev/null; then
-		result PASS "guest[$label] boot on PerfMonV2 (perf: version 2)"
+	case "$cpu" in
+	*perfmon-v2=on*)
+		re=$v2re what='PerfMonV2 (perf: version 2)' want='"... version: 2"' ;;
+	*hybrid-atoms=*)
+		re=$hyre what='a hybrid CPU (perfmon: the common counters)'
+		want='"perfmon: hybrid Intel processor"' ;;
+	*) continue ;;
+	esac
+	if grep -Eq "$re" "$LOGDIR/guest-$label.log" 2>/dev/null; then
+		result PASS "guest[$label] boot on $what"
 	else
-		result FAIL "guest[$label] boot on PerfMonV2 (perf: version 2)" \
-			"no \"... version: 2\" in $LOGDIR/guest-$label.log"
+		result FAIL "guest[$label] boot on $what" "no $want in $LOGDIR/guest-$label.log"
 		rc=1
 	fi
 done

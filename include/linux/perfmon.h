@@ -41,8 +41,8 @@ static inline int pfm_fork(struct task_struct *p, u64 clone_flags)
 /* The creation of @p failed after pfm_fork(). */
 static inline void pfm_free_task(struct task_struct *p)
 {
-	if (unlikely(rcu_access_pointer(p->pfm_context)))
-		__pfm_free_task(p);
+	/* under its lock: the drop of a family may be detaching its follower */
+	__pfm_free_task(p);
 }
 
 /*

@@ -170,17 +170,13 @@ out:
 	return ret;
 }
 
-/**
- * pfm_detach - detach a context from its thread
- * @ctx: the context, whose mutex the caller holds; its thread is the
- *	caller, or is not running
- *
- * Monitoring stops and every value comes into memory, where it stays
- * readable; a follower is folded into the context it follows.
- *
- * Return: 0, or -ESRCH when the thread runs on another CPU.
+/*
+ * Detach @ctx from its thread: stop monitoring and bring every value into
+ * memory, where it stays readable. The caller holds ctx->mutex; the thread
+ * is the caller, or is not running.
+ * A follower, whose thread may run, is folded into the context it follows.
  */
-int pfm_detach(struct pfm_context *ctx)
+static int pfm_detach(struct pfm_context *ctx)
 {
 	struct task_struct *task = ctx->task;
 	unsigned long flags;
@@ -200,13 +196,19 @@ int pfm_detach(struct pfm_context *ctx)
 	if (ctx->root)
 		pfm_family_fold(ctx);
 
+	/*
+	 * Once its pointer is cleared, the thread can attach another context
+	 * to itself, and exit or, when its creation failed, be freed: only
+	 * its lock is released after that. Neither can happen before, so
+	 * this reference is not its last.
+	 */
+	arch_pfm_ctxsw_disable(task);
+	pfm_dbg("context unloaded from thread %d\n", task_pid_nr(task));
+	put_task_struct(task);
 	task_lock(task);
 	RCU_INIT_POINTER(task->pfm_context, NULL);
 	task_unlock(task);
-	arch_pfm_ctxsw_disable(task);
 
-	pfm_dbg("context unloaded from thread %d\n", task_pid_nr(task));
-	put_task_struct(task);
 	pfm_session_put();
 	pfm_context_put(ctx);
 	return 0;
@@ -237,9 +239,9 @@ int pfm_unload_context(struct pfm_context *ctx)
 
 /**
  * pfm_detach_task - detach the context of a thread that is not running
- * @task: the thread: the caller, or one that never ran
+ * @task: the thread: the caller, or one that does not run
  */
-void pfm_detach_task(struct task_struct *task)
+static void pfm_detach_task(struct task_struct *task)
 {
 	struct pfm_context *ctx;
 
@@ -327,20 +329,23 @@ void pfm_context_release(struct pfm_context *ctx)
  * A context created with PFM_FL_INHERIT gives every task that its thread,
  * or a task already following it, creates after the load a follower: a
  * context without a file descriptor, with the PMC values of the original
- * and its PMDs at zero, started when the original is. With
+ * and its PMDs at zero, started if the original is. With
  * PFM_FL_INHERIT_THREAD only threads (CLONE_THREAD) follow. Kernel
  * threads never do.
  *
  * A follower counts its task as any context counts its thread, and costs
  * nothing more at a context switch. At its exit, before its parent or a
  * thread joining it is woken, its values are added into the original,
- * whose pfm_read_pmds() returns the total of its own thread and of every
- * follower, exited or live. Live followers are brought into memory for
- * that read by an interrupt to the CPUs running them, which is also how
- * pfm_start() and pfm_stop() of the original reach them at once. The
- * unload and the close of the original fold and detach them all. While
- * followers exist the PMCs and PMDs of the original cannot be written:
- * the followers would no longer count what the original does.
+ * whose pfm_read_pmds() returns the total of its own thread and of the
+ * followers added so far. The unload and the close of the original stop
+ * the followers, bring them into memory by an interrupt to the CPUs
+ * running them, and fold and detach them all. While followers exist the
+ * PMCs and PMDs of the original cannot be written: the followers would no
+ * longer count what the original does.
+ *
+ * The same interrupt brings the live followers into memory for a read of
+ * the original, which adds them to its total, and is how pfm_start() and
+ * pfm_stop() of the original reach them at once.
  *
  * The followers are walked under the mutex of their family, with
  * interrupts disabled for one follower at a time: their number, which
@@ -400,12 +405,13 @@ bool pfm_family_live(struct pfm_context *ctx)
 }
 
 /**
- * pfm_family_set_started - start or stop every follower
+ * pfm_family_set_started - the context is started or stopped
  * @ctx: the context, whose mutex the caller holds
  * @started: the new state
  *
- * A follower running on a CPU, this one included, is stopped or started
- * before this returns.
+ * The tasks created from now on follow it in that state.
+ * So does every follower: one running on a CPU, this one included, is
+ * stopped or started before this returns.
  */
 void pfm_family_set_started(struct pfm_context *ctx, bool started)
 {
@@ -428,20 +434,26 @@ void pfm_family_set_started(struct pfm_context *ctx, bool started)
 }
 
 /**
- * pfm_family_add - add the values of the followers
+ * pfm_family_add - add the values of the followers into a read
  * @ctx: the context, whose mutex the caller holds
- * @pmds: the PMDs wanted
- * @value: the values to add to, indexed by PMD
+ * @pmds: the PMDs read
+ * @req: @count requests, whose reg_value is the value of the thread of
+ *	@ctx
+ * @count: number of requests
  *
- * Exited followers are in the sum of the family; the values of the live
- * ones are what they had counted when the CPUs running them saved them,
- * at the start of this call.
+ * A request without PFM_REGFL_SELF gets the total of the family: the
+ * values of the followers folded so far are added.
+ * So are those of the live ones, what they had counted when the CPUs
+ * running them saved them, at the start of this call.
  */
-void pfm_family_add(struct pfm_context *ctx, u64 pmds, u64 *value)
+void pfm_family_add(struct pfm_context *ctx, u64 pmds, struct pfarg_pmd *req,
+		    int count)
 {
 	struct pfm_family *fam = ctx->fam;
+	u64 sum[PFM_MAX_HW_PMDS];
 	struct pfm_context *f;
 	unsigned long n;
+	int i;
 
 	if (!fam)
 		return;
@@ -449,7 +461,7 @@ void pfm_family_add(struct pfm_context *ctx, u64 pmds, u64 *value)
 
 	mutex_lock(&fam->lock);
 	pfm_for_each_reg(n, pmds)
-		value[n] += fam->dead[n];
+		sum[n] = fam->dead[n];
 	list_for_each_entry(f, &fam->followers, fam_node) {
 		/*
 		 * A follower live on a CPU can have a counter re-armed by its
@@ -464,12 +476,16 @@ void pfm_family_add(struct pfm_context *ctx, u64 pmds, u64 *value)
 				seq = read_seqcount_begin(&f->pmd_seq);
 				v = f->pmds[n];
 			} while (read_seqcount_retry(&f->pmd_seq, seq));
-			value[n] += v;
+			sum[n] += v;
 		}
 		raw_spin_unlock_irq(&f->lock);
 		cond_resched();
 	}
 	mutex_unlock(&fam->lock);
+
+	for (i = 0; i < count; i++)
+		if (!(req[i].reg_flags & PFM_REGFL_SELF))
+			req[i].reg_value += sum[req[i].reg_num];
 }
 
 /**

@@ -44,7 +44,7 @@ enum pfm_ctx_state {
  * @nr_followers: their number
  * @alive: tasks created in the family get a follower; set at load, cleared
  *	at unload and close, under the mutex of the context
- * @started: the followers count; under the mutex of the context
+ * @started: new followers start counting; under the mutex of the context
  * @dead: the values of the followers folded so far, per PMD
  *
  * A follower is a context without a file, attached to one task of the

@@ -32,6 +32,7 @@ static int __init pfm_pmu_check(const struct pfm_pmu *pmu)
 	    !pmu->write_pmd || !pmu->read_pmd || !pmu->enable ||
 	    !pmu->disable || !pmu->ack || !pmu->user_rdpmc ||
 	    !pmu->rdpmc_users ||
+	    !pmu->cpu_usable ||
 	    !pmu->reset)
 		return -EINVAL;
 	for (i = 0; i < pmu->num_pmds; i++) {

@@ -237,8 +237,7 @@ int pfm_write_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
  */
 int pfm_read_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
 {
-	u64 pmds = 0, value[PFM_MAX_HW_PMDS], total[PFM_MAX_HW_PMDS];
-	unsigned long n;
+	u64 pmds = 0, value[PFM_MAX_HW_PMDS];
 	int i, good, ret, err = 0;
 
 	ret = pfm_check_access(ctx);
@@ -262,21 +261,10 @@ int pfm_read_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
 	if (ret)
 		return ret;
 
-	if (!ctx->fam) {
-		for (i = 0; i < good; i++)
-			req[i].reg_value = value[req[i].reg_num];
-		return err;
-	}
-
-	memcpy(total, value, sizeof(total));
-	pfm_family_add(ctx, pmds, total);
-	for (i = 0; i < good; i++) {
-		n = req[i].reg_num;
-		if (req[i].reg_flags & PFM_REGFL_SELF)
-			req[i].reg_value = value[n];
-		else
-			req[i].reg_value = total[n];
-	}
+	for (i = 0; i < good; i++)
+		req[i].reg_value = value[req[i].reg_num];
+	/* PFM_FL_INHERIT: the totals, but where PFM_REGFL_SELF asks */
+	pfm_family_add(ctx, pmds, req, good);
 	return err;
 }
 
@@ -289,12 +277,12 @@ static int pfm_set_started(struct pfm_context *ctx, bool started)
 	unsigned long flags;
 	int ret;
 
-	if (ctx->state != PFM_CTX_LOADED) {
-		if (ctx->state != PFM_CTX_UNLOADED || !pfm_family_live(ctx))
-			return -EINVAL;
+	if (ctx->state == PFM_CTX_UNLOADED && pfm_family_live(ctx)) {
 		pfm_family_set_started(ctx, started);
 		return 0;
 	}
+	if (ctx->state != PFM_CTX_LOADED)
+		return -EINVAL;
 	ret = pfm_check_access(ctx);
 	if (ret)
 		return ret;

@@ -26,6 +26,7 @@
 #include <linux/notifier.h>
 #include <linux/percpu.h>
 #include <linux/perfmon.h>
+#include <linux/printk.h>
 #include <linux/reboot.h>
 #include <linux/sched.h>
 #include <linux/smp.h>
@@ -63,6 +64,7 @@ struct pfm_cpu {
 	unsigned long		stale_until;
 	bool			busy;
 	bool			rdpmc;
+	bool			unusable;
 	u64			gen;
 	u64			dirty;
 	u64			pmcs[PFM_MAX_HW_PMCS];
@@ -170,6 +172,21 @@ static void pfm_cpu_forget(void)
 }
 
 /*
+ * The description of the PMU comes from the CPUs online at boot: a CPU
+ * brought online later may lack some of its registers (hybrid
+ * processors), and no context counts there.
+ */
+static void pfm_cpu_check(unsigned int cpu)
+{
+	bool unusable = !pfm_pmu->cpu_usable();
+
+	this_cpu_write(pfm_cpu.unusable, unusable);
+	if (unusable)
+		pr_warn_once("perfmon: CPU%u lacks counters of the PMU description: no context counts there\n",
+			     cpu);
+}
+
+/*
  * The hotplug callbacks of the starting section run on @cpu with
  * interrupts disabled: as it comes up, before any thread can run there,
  * and as it goes down, after the last thread left it (a thread that
@@ -178,6 +195,7 @@ static void pfm_cpu_forget(void)
 static int pfm_cpu_starting(unsigned int cpu)
 {
 	pfm_cpu_forget();
+	pfm_cpu_check(cpu);
 	return 0;
 }
 
@@ -320,6 +338,8 @@ static void pfm_load(struct pfm_context *ctx)
 	u64 gen;
 
 	if (unlikely(READ_ONCE(pfm_halted)))
+		return;
+	if (unlikely(pc->unusable))
 		return;
 
 	WRITE_ONCE(pc->busy, true);
@@ -495,7 +515,7 @@ int pfm_ctx_read(struct pfm_context *ctx, u64 pmds, u64 *value)
 	return ret;
 }
 
-/* Save the follower of @info live on this CPU, and load it again. */
+/* Save into memory the follower of @info live on this CPU. */
 static void pfm_family_sync_cpu(void *info)
 {
 	struct pfm_context *ctx = this_cpu_read(pfm_cpu.ctx);
@@ -503,12 +523,12 @@ static void pfm_family_sync_cpu(void *info)
 	if (!ctx || ctx->root != info)
 		return;
 	raw_spin_lock(&ctx->lock);
-	if (ctx->live_cpu == smp_processor_id()) {
+	if (ctx->live_cpu == smp_processor_id())
 		pfm_save(ctx, false);
-		/* in an interrupt of the thread it is attached to */
-		if (ctx->state != PFM_CTX_UNLOADED)
-			pfm_load(ctx);
-	}
+	/* in an interrupt of its thread: load it again, as pfm_ctx_unlock() */
+	if (ctx->state != PFM_CTX_UNLOADED && ctx->task == current &&
+	    ctx->live_cpu < 0)
+		pfm_load(ctx);
 	raw_spin_unlock(&ctx->lock);
 }
 
@@ -527,10 +547,11 @@ static bool pfm_cpu_runs_family(int cpu, void *info)
  * pfm_family_sync - bring the live followers of a context into memory
  * @root: the context they follow
  *
- * Each CPU running a follower of @root saves it, its values counted so
- * far, and loads it again, with the PMCs started or not as the follower
- * now says, unless it was unloaded. Only those CPUs are interrupted.
- * Process context, no spinlock held.
+ * Each CPU running a follower of @root saves it: its values counted so
+ * far are in memory.
+ * One that was not unloaded is loaded again at once, its PMCs started or
+ * not as it now says.
+ * Only those CPUs are interrupted. Process context, no spinlock held.
  */
 void pfm_family_sync(struct pfm_context *root)
 {

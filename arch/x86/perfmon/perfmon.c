@@ -11,6 +11,7 @@
 #include <linux/init.h>
 #include <linux/mmu_context.h>
 #include <linux/nmi.h>
+#include <linux/perf_event.h>
 #include <linux/perfmon_pmu.h>
 #include <linux/printk.h>
 #include <linux/smp.h>
@@ -133,10 +134,21 @@ static void pfm_x86_reset(void)
 	for (i = 0; i < pfm_x86.pmu.num_pmds; i++)
 		if (pfm_x86.pmd[i].type & PFM_REG_IMPL)
 			pfm_x86_write_pmd(i, 0);
+	if (pfm_x86.flags & PFM_X86_HYBRID)
+		pfm_intel_clear_extra(&pfm_x86);
 	pfm_x86_ack(GENMASK_ULL(pfm_x86.num_gp - 1, 0) |
 		    ((u64)pfm_x86.fixed_mask << PFM_X86_FIXED_BASE));
 	if (boot_cpu_has(X86_FEATURE_APIC))
 		apic_write(APIC_LVTPC, APIC_DM_NMI);
+}
+
+/*
+ * Every CPU has the registers of the table, but for a CPU of a hybrid
+ * processor brought online after boot.
+ */
+static bool pfm_x86_cpu_usable(void)
+{
+	return !(pfm_x86.flags & PFM_X86_HYBRID) || pfm_intel_cpu_usable();
 }
 
 static void pfm_x86_release(void)
@@ -221,14 +233,15 @@ static int pfm_x86_reserve(void)
  * Does the PMU exist? Emulators that have none read every MSR as zero and
  * ignore writes. perf_events found out at boot, writing a counter and
  * reading it back before anything counted (check_hw_exists()); writing
- * one here could disturb the NMI watchdog, which counts by now.
+ * one here could disturb the NMI watchdog, which counts by now. perf's
+ * event map is empty unless its driver passed that check: a failed
+ * init_hw_perf_events() clears the whole description. Unlike
+ * perf_get_x86_pmu_capability(), which warns on hybrid processors, it
+ * describes no counter.
  */
 static bool __init pfm_x86_pmu_works(void)
 {
-	struct x86_pmu_capability cap;
-
-	perf_get_x86_pmu_capability(&cap);
-	return cap.num_counters_gp > 0;
+	return perf_get_hw_event_config(PERF_COUNT_HW_INSTRUCTIONS) != 0;
 }
 
 static int __init pfm_x86_init(void)
@@ -253,6 +266,7 @@ static int __init pfm_x86_init(void)
 	pfm_x86.pmu.reserve = pfm_x86_reserve;
 	pfm_x86.pmu.release = pfm_x86_release;
 	pfm_x86.pmu.reset = pfm_x86_reset;
+	pfm_x86.pmu.cpu_usable = pfm_x86_cpu_usable;
 	pfm_x86.pmu.write_pmc = pfm_x86_write_pmc;
 	pfm_x86.pmu.write_pmd = pfm_x86_write_pmd;
 	pfm_x86.pmu.read_pmd = pfm_x86_read_pmd;

@@ -20,9 +20,11 @@
 
 #include <kunit/visibility.h>
 #include <linux/bits.h>
+#include <linux/cpu.h>
 #include <linux/cpufeature.h>
 #include <linux/printk.h>
 #include <linux/processor.h>
+#include <linux/smp.h>
 #include <asm/intel-family.h>
 #include <asm/msr.h>
 #include <asm/perf_event.h>
@@ -226,6 +228,191 @@ int pfm_intel_core_probe(struct pfm_x86_pmu *p)
 	return 0;
 }
 
+/*
+ * Hybrid processors (Alder Lake and later) have core types with different
+ * PMUs: on Alder Lake the P-cores have eight general-purpose counters and
+ * four fixed ones, the E-cores six and three. A context belongs to a
+ * thread that the scheduler moves between types at any switch, so the
+ * description has the counters every CPU has: each online CPU reports
+ * its own at boot, and the table is their intersection, an architectural
+ * perfmon table like any other. A CPU brought online later is checked
+ * against it (pfm_intel_cpu_usable()).
+ */
+static struct pfm_intel_cpu pfm_intel_table __ro_after_init;
+
+/* The counters of the calling CPU, as perf_events finds them. */
+static void pfm_intel_read_cpu(void *info)
+{
+	struct pfm_intel_cpu *c = info;
+	union cpuid10_eax eax;
+	union cpuid10_edx edx;
+	unsigned int ebx, ecx, gp, fixed;
+	u64 caps = 0;
+
+	cpuid(0xa, &eax.full, &ebx, &ecx, &edx.full);
+	c->version = eax.split.version_id;
+	gp = min_t(unsigned int, eax.split.num_counters, PFM_X86_MAX_GP);
+	c->gp_mask = gp ? GENMASK(gp - 1, 0) : 0;
+	c->gp_width = eax.split.bit_width;
+	c->fixed_mask = pfm_intel_fixed_mask(c->version,
+					     edx.split.num_counters_fixed, ecx);
+	c->fixed_width = edx.split.bit_width_fixed;
+	/* Leaf 0x23 enumerates each core type's counters, where it exists. */
+	if (this_cpu_has(X86_FEATURE_ARCH_PERFMON_EXT)) {
+		cpuid(ARCH_PERFMON_EXT_LEAF, &eax.full, &ebx, &ecx, &edx.full);
+		if (eax.full & BIT(ARCH_PERFMON_NUM_COUNTER_LEAF)) {
+			cpuid_count(ARCH_PERFMON_EXT_LEAF,
+				    ARCH_PERFMON_NUM_COUNTER_LEAF,
+				    &gp, &fixed, &ecx, &edx.full);
+			c->gp_mask = gp;
+			c->fixed_mask = fixed;
+		}
+	}
+	if (this_cpu_has(X86_FEATURE_PDCM))
+		rdmsrl_safe(MSR_IA32_PERF_CAPABILITIES, &caps);
+	c->fw_write = caps & PFM_PERF_CAP_FW_WRITE;
+}
+
+/**
+ * pfm_intel_common - narrow a set of counters to those a CPU has too
+ * @acc: the counters of the CPUs seen so far
+ * @c: those of one more CPU
+ *
+ * Return: 0, or -ENODEV if their counters differ in width.
+ */
+int pfm_intel_common(struct pfm_intel_cpu *acc, const struct pfm_intel_cpu *c)
+{
+	if (acc->gp_width != c->gp_width || acc->fixed_width != c->fixed_width)
+		return -ENODEV;
+	acc->version = min(acc->version, c->version);
+	acc->gp_mask &= c->gp_mask;
+	acc->fixed_mask &= c->fixed_mask;
+	acc->fw_write &= c->fw_write;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(pfm_intel_common);
+
+/**
+ * pfm_intel_hybrid_build - the table of the counters every CPU has
+ * @p: filled in on success
+ * @c: the counters every CPU has; narrowed to those of the table
+ *
+ * The general-purpose counters are numbered from 0: those up to the first
+ * one a CPU lacks.
+ *
+ * Return: 0, or -ENODEV if there is no counter to describe.
+ */
+int pfm_intel_hybrid_build(struct pfm_x86_pmu *p, struct pfm_intel_cpu *c)
+{
+	unsigned int num_gp = ffz(c->gp_mask & GENMASK(PFM_X86_MAX_GP - 1, 0));
+
+	if (c->version < 2 || !num_gp || c->gp_width <= 32)
+		return -ENODEV;
+	pfm_intel_arch_build(p, c->version, num_gp, c->gp_width,
+			     c->fixed_mask, c->fixed_width, c->fw_write);
+	p->flags |= PFM_X86_HYBRID;
+	c->gp_mask = GENMASK(p->num_gp - 1, 0);
+	c->fixed_mask = p->fixed_mask;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(pfm_intel_hybrid_build);
+
+/**
+ * pfm_intel_fits - does a CPU have every counter of a table?
+ * @table: the counters of the table
+ * @c: those of the CPU
+ *
+ * Return: true if @c has them all, of the same widths and written the
+ * same way.
+ */
+bool pfm_intel_fits(const struct pfm_intel_cpu *table,
+		    const struct pfm_intel_cpu *c)
+{
+	return c->version >= table->version &&
+	       !(table->gp_mask & ~c->gp_mask) &&
+	       !(table->fixed_mask & ~c->fixed_mask) &&
+	       c->gp_width == table->gp_width &&
+	       (!table->fixed_mask || c->fixed_width == table->fixed_width) &&
+	       (!table->fw_write || c->fw_write);
+}
+EXPORT_SYMBOL_IF_KUNIT(pfm_intel_fits);
+
+/*
+ * Every CPU up at boot is online by the arch_initcall (smp_init() comes
+ * before): each reports its counters, read on it.
+ */
+static int pfm_intel_hybrid_probe(struct pfm_x86_pmu *p)
+{
+	struct pfm_intel_cpu acc, c;
+	bool first = true;
+	int cpu, ret = 0;
+
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		smp_call_function_single(cpu, pfm_intel_read_cpu, &c, 1);
+		if (first)
+			acc = c;
+		else
+			ret = pfm_intel_common(&acc, &c);
+		first = false;
+		if (ret)
+			break;
+	}
+	cpus_read_unlock();
+	if (!ret)
+		ret = pfm_intel_hybrid_build(p, &acc);
+	if (ret) {
+		pr_info("perfmon: hybrid Intel processor without counters common to its cores\n");
+		return ret;
+	}
+	pfm_intel_table = acc;
+	pr_info("perfmon: hybrid Intel processor: the %u general-purpose and %lu fixed counters every CPU has\n",
+		p->num_gp, hweight_long(p->fixed_mask));
+	return 0;
+}
+
+/**
+ * pfm_intel_cpu_usable - does the calling CPU have every counter of the
+ * table of a hybrid processor?
+ *
+ * For a CPU brought online after boot, of a core type no CPU had then.
+ *
+ * Return: true if it has them.
+ */
+bool pfm_intel_cpu_usable(void)
+{
+	struct pfm_intel_cpu c;
+
+	pfm_intel_read_cpu(&c);
+	return pfm_intel_fits(&pfm_intel_table, &c);
+}
+
+/**
+ * pfm_intel_clear_extra - stop and zero the counters beyond the table
+ * @p: the table of a hybrid processor
+ *
+ * A P-core has counters the table leaves out, which RDPMC still reads:
+ * what perf_events left there goes, as from the counters of the table.
+ * Those a CPU lacks fault, harmlessly.
+ */
+void pfm_intel_clear_extra(const struct pfm_x86_pmu *p)
+{
+	unsigned int i;
+	u64 ovf = 0;
+
+	for (i = p->num_gp; i < PFM_X86_MAX_GP; i++)
+		if (!wrmsrl_safe(MSR_ARCH_PERFMON_EVENTSEL0 + i, 0) &&
+		    !wrmsrl_safe(MSR_ARCH_PERFMON_PERFCTR0 + i, 0))
+			ovf |= BIT_ULL(i);
+	for (i = 0; i < PFM_X86_MAX_FIXED; i++)
+		if (!(p->fixed_mask & BIT(i)) &&
+		    !wrmsrl_safe(MSR_ARCH_PERFMON_FIXED_CTR0 + i, 0))
+			ovf |= BIT_ULL(INTEL_PMC_IDX_FIXED + i);
+	wrmsrl_safe(MSR_PERF_METRICS, 0);
+	if (ovf)
+		wrmsrl(MSR_CORE_PERF_GLOBAL_OVF_CTRL, ovf);
+}
+
 /**
  * pfm_intel_arch_probe - Intel architectural perfmon, from CPUID leaf 0xA
  * @p: filled in on success
@@ -243,10 +430,8 @@ int pfm_intel_arch_probe(struct pfm_x86_pmu *p)
 	if (boot_cpu_data.x86_vendor != X86_VENDOR_INTEL ||
 	    !boot_cpu_has(X86_FEATURE_ARCH_PERFMON))
 		return -ENODEV;
-	if (boot_cpu_has(X86_FEATURE_HYBRID_CPU)) {
-		pr_info("perfmon: hybrid Intel CPUs are not supported: their cores have different PMUs\n");
-		return -ENODEV;
-	}
+	if (boot_cpu_has(X86_FEATURE_HYBRID_CPU))
+		return pfm_intel_hybrid_probe(p);
 
 	cpuid(0xa, &eax.full, &ebx, &ecx, &edx.full);
 	if (eax.split.num_counters < 1 || eax.split.bit_width <= 32)

@@ -242,6 +242,130 @@ static void pfm_test_intel_arch_fixed_layouts(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, p->pmu.num_pmds, 18);
 }
 
+/* Alder Lake: the P-cores have 8 + 4 counters, the E-cores 6 + 3. */
+static const struct pfm_intel_cpu pfm_adl_p = {
+	.version = 5, .gp_mask = 0xff, .gp_width = 48,
+	.fixed_mask = 0xf, .fixed_width = 48, .fw_write = true,
+};
+
+static const struct pfm_intel_cpu pfm_adl_e = {
+	.version = 5, .gp_mask = 0x3f, .gp_width = 48,
+	.fixed_mask = 0x7, .fixed_width = 48, .fw_write = true,
+};
+
+/* The table of a hybrid processor has the counters every CPU has. */
+static void pfm_test_intel_hybrid(struct kunit *test)
+{
+	struct pfm_x86_pmu *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	struct pfm_intel_cpu c = pfm_adl_p;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_EXPECT_EQ(test, pfm_intel_common(&c, &pfm_adl_e), 0);
+	KUNIT_EXPECT_EQ(test, pfm_intel_common(&c, &pfm_adl_p), 0);
+	KUNIT_ASSERT_EQ(test, pfm_intel_hybrid_build(p, &c), 0);
+	pfm_check_table(test, p);
+	KUNIT_EXPECT_STREQ(test, p->pmu.model, "Intel architectural perfmon");
+	KUNIT_EXPECT_EQ(test, p->flags, PFM_X86_HYBRID | PFM_X86_INTEL_GLOBAL |
+			PFM_X86_LVTPC_MASKS | PFM_X86_FW_WRITE);
+	KUNIT_EXPECT_EQ(test, p->num_gp, 6);
+	KUNIT_EXPECT_EQ(test, p->fixed_mask, 0x7UL);
+	KUNIT_EXPECT_EQ(test, p->pmu.num_pmcs, 17);
+	KUNIT_EXPECT_EQ(test, p->pmu.num_pmds, 19);
+	KUNIT_EXPECT_EQ(test, p->pmc[6].type, 0);
+	KUNIT_EXPECT_EQ(test, p->pmd[6].type, 0);
+	KUNIT_EXPECT_EQ(test, p->pmd[5].width, 47);
+	/* the P-cores' fourth fixed counter is a reserved field of PMC16 */
+	KUNIT_EXPECT_EQ(test, p->pmc[16].rsvd_msk, ~0x333ULL);
+	KUNIT_EXPECT_EQ(test, c.gp_mask, 0x3fUL);
+	KUNIT_EXPECT_EQ(test, c.fixed_mask, 0x7UL);
+	KUNIT_EXPECT_TRUE(test, pfm_intel_fits(&c, &pfm_adl_p));
+	KUNIT_EXPECT_TRUE(test, pfm_intel_fits(&c, &pfm_adl_e));
+}
+
+/* Counter sets with gaps (CPUID leaf 0x23), and what narrows the table. */
+static void pfm_test_intel_hybrid_common(struct kunit *test)
+{
+	struct pfm_x86_pmu *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	struct pfm_intel_cpu c = pfm_adl_p, d = pfm_adl_e;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	/* general-purpose counters up to the first one a CPU lacks */
+	d.gp_mask = 0xf3;
+	d.fixed_mask = 0x5;
+	KUNIT_EXPECT_EQ(test, pfm_intel_common(&c, &d), 0);
+	KUNIT_ASSERT_EQ(test, pfm_intel_hybrid_build(p, &c), 0);
+	pfm_check_table(test, p);
+	KUNIT_EXPECT_EQ(test, p->num_gp, 2);
+	KUNIT_EXPECT_EQ(test, p->pmd[16].type, PFM_REG_IMPL);
+	KUNIT_EXPECT_EQ(test, p->pmd[17].type, 0);
+	KUNIT_EXPECT_EQ(test, p->pmd[18].type, PFM_REG_IMPL);
+
+	/* one CPU without full-width writes: 31 bits for every CPU */
+	c = pfm_adl_p;
+	d = pfm_adl_e;
+	d.fw_write = false;
+	KUNIT_EXPECT_EQ(test, pfm_intel_common(&c, &d), 0);
+	KUNIT_ASSERT_EQ(test, pfm_intel_hybrid_build(p, &c), 0);
+	pfm_check_table(test, p);
+	KUNIT_EXPECT_FALSE(test, p->flags & PFM_X86_FW_WRITE);
+	KUNIT_EXPECT_EQ(test, p->pmd[0].width, 31);
+	KUNIT_EXPECT_FALSE(test, pfm_intel_fits(&pfm_adl_p, &d));
+
+	/* counters of different widths: nothing in common */
+	c = pfm_adl_p;
+	d = pfm_adl_e;
+	d.gp_width = 40;
+	KUNIT_EXPECT_EQ(test, pfm_intel_common(&c, &d), -ENODEV);
+	d = pfm_adl_e;
+	d.fixed_width = 40;
+	KUNIT_EXPECT_EQ(test, pfm_intel_common(&c, &d), -ENODEV);
+
+	/* no global control, or no general-purpose counter 0 */
+	c = pfm_adl_e;
+	c.version = 1;
+	KUNIT_EXPECT_EQ(test, pfm_intel_hybrid_build(p, &c), -ENODEV);
+	c = pfm_adl_e;
+	c.gp_mask = 0x3e;
+	KUNIT_EXPECT_EQ(test, pfm_intel_hybrid_build(p, &c), -ENODEV);
+}
+
+/*
+ * Alder Lake's E-core lacking, each in one way, what a table of its
+ * counters needs (version, counters, widths, full-width writes).
+ */
+static const struct pfm_intel_cpu pfm_adl_e_lacking[] = {
+	{ 5, 0x1f, 48, 0x7, 48, true },		/* general-purpose counter 5 */
+	{ 5, 0x3f, 48, 0x3, 48, true },		/* fixed counter 2 */
+	{ 5, 0x3f, 40, 0x7, 48, true },		/* width */
+	{ 5, 0x3f, 48, 0x7, 40, true },		/* width of the fixed counters */
+	{ 5, 0x3f, 48, 0x7, 48, false },	/* full-width writes */
+	{ 1, 0x3f, 48, 0x7, 48, true },		/* the global control */
+};
+
+/* A CPU brought online after boot must have every counter of the table. */
+static void pfm_test_intel_hybrid_fits(struct kunit *test)
+{
+	struct pfm_x86_pmu *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	struct pfm_intel_cpu t = pfm_adl_e;
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_ASSERT_EQ(test, pfm_intel_hybrid_build(p, &t), 0);
+	for (i = 0; i < ARRAY_SIZE(pfm_adl_e_lacking); i++)
+		KUNIT_EXPECT_FALSE_MSG(test,
+				       pfm_intel_fits(&t, &pfm_adl_e_lacking[i]),
+				       "E-core %u", i);
+
+	/* the table of one core type: all that were online at boot */
+	t = pfm_adl_p;
+	KUNIT_ASSERT_EQ(test, pfm_intel_hybrid_build(p, &t), 0);
+	pfm_check_table(test, p);
+	KUNIT_EXPECT_EQ(test, p->num_gp, 8);
+	KUNIT_EXPECT_EQ(test, p->pmu.num_pmds, 20);
+	KUNIT_EXPECT_TRUE(test, pfm_intel_fits(&t, &pfm_adl_p));
+	KUNIT_EXPECT_FALSE(test, pfm_intel_fits(&t, &pfm_adl_e));
+}
+
 static void pfm_test_amd64(struct kunit *test)
 {
 	struct pfm_x86_pmu *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
@@ -290,6 +414,9 @@ static struct kunit_case pfm_pmu_cases[] = {
 	KUNIT_CASE(pfm_test_intel_arch_legacy),
 	KUNIT_CASE(pfm_test_intel_arch_no_fixed),
 	KUNIT_CASE(pfm_test_intel_arch_fixed_layouts),
+	KUNIT_CASE(pfm_test_intel_hybrid),
+	KUNIT_CASE(pfm_test_intel_hybrid_common),
+	KUNIT_CASE(pfm_test_intel_hybrid_fits),
 	KUNIT_CASE(pfm_test_amd64),
 	KUNIT_CASE(pfm_test_amd64_fam15h),
 	{}

@@ -13,6 +13,7 @@
 #define PFM_X86_AMD_GLOBAL	0x2	/* AMD PerfMonV2 global control */
 #define PFM_X86_LVTPC_MASKS	0x4	/* delivering a PMI masks LVTPC (Intel) */
 #define PFM_X86_FW_WRITE	0x8	/* full-width writes via IA32_A_PMCx */
+#define PFM_X86_HYBRID		0x10	/* the counters every core type has */
 
 /* PMD numbers: GP counters from 0, Intel fixed counters from 16. */
 #define PFM_X86_FIXED_BASE	16
@@ -45,6 +46,24 @@ struct pfm_x86_pmu {
 	struct pfm_regdesc	pmd[PFM_MAX_HW_PMDS];
 };
 
+/**
+ * struct pfm_intel_cpu - the counters of a CPU, or those common to several
+ * @version: architectural perfmon version
+ * @gp_mask: general-purpose counters, bit n for counter n
+ * @gp_width: their width
+ * @fixed_mask: fixed counters, bit j for counter j
+ * @fixed_width: their width
+ * @fw_write: full-width writes (IA32_PERF_CAPABILITIES.FW_WRITE)
+ */
+struct pfm_intel_cpu {
+	unsigned int	version;
+	unsigned long	gp_mask;
+	unsigned int	gp_width;
+	unsigned long	fixed_mask;
+	unsigned int	fixed_width;
+	bool		fw_write;
+};
+
 /* Probes: fill @p for the boot CPU, or return -ENODEV. */
 int pfm_intel_core_probe(struct pfm_x86_pmu *p);
 int pfm_intel_arch_probe(struct pfm_x86_pmu *p);
@@ -58,7 +77,16 @@ void pfm_intel_arch_build(struct pfm_x86_pmu *p, unsigned int version,
 			  bool fw_write);
 unsigned long pfm_intel_fixed_mask(unsigned int version,
 				   unsigned int num_fixed, u32 ecx);
+int pfm_intel_common(struct pfm_intel_cpu *acc,
+		     const struct pfm_intel_cpu *c);
+int pfm_intel_hybrid_build(struct pfm_x86_pmu *p, struct pfm_intel_cpu *c);
+bool pfm_intel_fits(const struct pfm_intel_cpu *table,
+		    const struct pfm_intel_cpu *c);
 void pfm_amd64_build(struct pfm_x86_pmu *p, unsigned int num_counters,
 		     bool global);
+
+/* Hybrid Intel processors: on the calling CPU, with interrupts disabled. */
+bool pfm_intel_cpu_usable(void);
+void pfm_intel_clear_extra(const struct pfm_x86_pmu *p);
 
 #endif /* _ARCH_X86_PERFMON_PMU_X86_H */

@@ -897,7 +897,7 @@ enum knob {
 
 static const char * const knob_paths[NR_KNOBS] = {
 	[PARANOID]	= "/proc/sys/kernel/perf_event_paranoid",
-	[RDPMC]		= "/sys/bus/event_source/devices/cpu/rdpmc",
+	[RDPMC]		= NULL,	/* knob_path(): cpu or cpu_core */
 	[ARG_MEM_MAX]	= PFM_SYSFS "/arg_mem_max",
 	[DEBUG]		= PFM_SYSFS "/debug",
 	[NMI_WATCHDOG]	= "/proc/sys/kernel/nmi_watchdog",
@@ -909,6 +909,12 @@ FIXTURE(rules) {
 	char saved[NR_KNOBS][KNOB_LEN];	/* "" while unchanged */
 };
 
+/* A knob's path: perf's rdpmc knob depends on the PMU perf found. */
+static const char *knob_path(enum knob k)
+{
+	return k == RDPMC ? pfm_rdpmc_knob_path() : knob_paths[k];
+}
+
 /* Save a knob for the teardown, once; then write val unless NULL. */
 static int knob_set(char saved_knobs[][KNOB_LEN], enum knob k,
 		    const char *val)
@@ -916,9 +922,9 @@ static int knob_set(char saved_knobs[][KNOB_LEN], enum knob k,
 	char *saved = saved_knobs[k];
 
 	/* a failed read leaves it "" */
-	if (!saved[0] && pfm_file_read(knob_paths[k], saved, KNOB_LEN) <= 0)
+	if (!saved[0] && pfm_file_read(knob_path(k), saved, KNOB_LEN) <= 0)
 		return -1;
-	return val ? pfm_file_write(knob_paths[k], val) : 0;
+	return val ? pfm_file_write(knob_path(k), val) : 0;
 }
 
 static int pin_cpu0(void)
@@ -947,7 +953,7 @@ FIXTURE_TEARDOWN_PARENT(rules)
 
 	for (k = 0; k < NR_KNOBS; k++)
 		if (self->saved[k][0])
-			pfm_file_write(knob_paths[k], self->saved[k]);
+			pfm_file_write(knob_path(k), self->saved[k]);
 }
 
 /* RDPMC that survives the fault: 1 if it faulted, else 0 and *val. */
@@ -1330,15 +1336,15 @@ TEST_F(rules, rdpmc_knob_zero_faults)
 {
 	int res;
 
-	if (access(knob_paths[RDPMC], F_OK))
-		SKIP(return, "no %s", knob_paths[RDPMC]);
+	if (access(knob_path(RDPMC), F_OK))
+		SKIP(return, "no %s", knob_path(RDPMC));
 	ASSERT_EQ(0, knob_set(self->saved, RDPMC, "0\n"));
 	res = rdpmc_child(&self->pmu, 1);
 	EXPECT_EQ(RD_FAULT, res) TH_LOG("rdpmc 0, context started: %s",
 					rd_names[res]);
 
 	/* the control, which passes without the rule too */
-	ASSERT_EQ(0, pfm_file_write(knob_paths[RDPMC], self->saved[RDPMC]));
+	ASSERT_EQ(0, pfm_file_write(knob_path(RDPMC), self->saved[RDPMC]));
 	res = rdpmc_child(&self->pmu, 1);
 	EXPECT_EQ(RD_VALUE, res) TH_LOG("rdpmc %.1s, context started: %s",
 					self->saved[RDPMC], rd_names[res]);
@@ -1347,7 +1353,7 @@ TEST_F(rules, rdpmc_knob_zero_faults)
 	 * perfmon gives RDPMC to self-monitoring threads only, and this CPU
 	 * just ran one
 	 */
-	ASSERT_EQ(0, pfm_file_write(knob_paths[RDPMC], "1\n"));
+	ASSERT_EQ(0, pfm_file_write(knob_path(RDPMC), "1\n"));
 	res = rdpmc_child(&self->pmu, 0);
 	EXPECT_EQ(RD_FAULT, res) TH_LOG("rdpmc 1, no context: %s",
 					rd_names[res]);

@@ -10,9 +10,12 @@
  * PFM_LOOP_BRANCH per iteration: the overhead of the calls cancels out.
  */
 #define _GNU_SOURCE
+#include <cpuid.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <time.h>
+#include <sys/mman.h>
 
 #include "../kselftest_harness.h"
 #include "pfm_util.h"
@@ -997,7 +1000,7 @@ static int rdpmc_always_allowed(void)
 	char buf[8] = "";
 	FILE *f;
 
-	f = fopen("/sys/bus/event_source/devices/cpu/rdpmc", "r");
+	f = fopen(pfm_rdpmc_knob_path(), "r");
 	if (!f)
 		return 0;
 	if (!fgets(buf, sizeof(buf), f))
@@ -1169,7 +1172,7 @@ TEST_F_TIMEOUT(count, rdpmc_after_exec, 300)
 	EXPECT_EQ(0, faults);
 }
 
-#define PFM_RDPMC_ATTR	"/sys/bus/event_source/devices/cpu/rdpmc"
+#define PFM_RDPMC_ATTR	pfm_rdpmc_knob_path()
 
 struct rdpmc_spin {
 	const struct pfm_pmu *pmu;
@@ -1600,8 +1603,8 @@ out:
 	return ret;
 }
 
-/* The ovfl_intr column of CPU 1 in the debug statistics, or -1. */
-static long long cpu1_ovfl_intr(void)
+/* The ovfl_intr column of a CPU in the debug statistics, or -1. */
+static long long ovfl_intr(int cpu)
 {
 	char buf[4096], *line, *tok, *save;
 	long long val = -1;
@@ -1622,7 +1625,7 @@ static long long cpu1_ovfl_intr(void)
 	while (col > 0 && (line = strtok_r(NULL, "\n", &save))) {
 		char *end;
 
-		if (strtol(line, &end, 10) != 1 || *end != ' ')
+		if (strtol(line, &end, 10) != cpu || *end != ' ')
 			continue;
 		for (i = 0, tok = line; tok && i < col; i++) {
 			tok = strchr(tok, ' ');
@@ -1684,12 +1687,12 @@ TEST_F_TIMEOUT(count, cpu_hotplug_exact, 600)
 	 * the wrap overflow there, the overflow interrupt arrives, and the
 	 * 64-bit values count on exactly across the wrap.
 	 */
-	ovfl0 = cpu1_ovfl_intr();
+	ovfl0 = ovfl_intr(1);
 	start = (1ULL << self->pmu.gp_width) - 1000;
 	for (i = 0; i < ARRAY_SIZE(ns); i++)
 		ASSERT_EQ(0, overflow_child(self->fd, &self->pmu, start, ns[i],
 					    &v[i]));
-	ovfl1 = cpu1_ovfl_intr();
+	ovfl1 = ovfl_intr(1);
 	EXPECT_LE(start + N * PFM_LOOP_INSN, v[0]);
 	EXPECT_COUNT(N * PFM_LOOP_INSN, v[1] - v[0],
 		     "instructions, 2N - N from 2^%u - 1000 on CPU 1",
@@ -1845,7 +1848,7 @@ static void irqs_read(struct irqs *c)
 {
 	c->nmi = irq_count("NMI:", 1);
 	c->pmi = irq_count("PMI:", 1);
-	c->ovfl = cpu1_ovfl_intr();
+	c->ovfl = ovfl_intr(1);
 }
 
 /*
@@ -2067,6 +2070,919 @@ TEST_F_TIMEOUT(pmi, unexpected_overflow_keeps_pmi, 300)
 	expect_interrupts(_metadata, "after an overflow no context expected",
 			  &c2, &c3);
 	EXPECT_EQ(0, pfm_stop(self->fd));
+}
+
+/*
+ * perfmon on hybrid Intel processors, whose P-cores (core type 0x40, Core)
+ * and E-cores (0x20, Atom) have PMUs of different sizes. The PMU
+ * description is the set of registers every online CPU has; a register of
+ * one core type only is refused like any register the PMU lacks; a thread
+ * counts exactly while it moves between the core types, on its own or
+ * moved by another thread, across the wraps of the hardware counters on
+ * either type; the counters only a P-core has read 0 through RDPMC,
+ * whatever perf_events left there; the nibble of fixed counter 3 in
+ * IA32_FIXED_CTR_CTRL takes its default and that counter never counts.
+ *
+ * Every test skips at once on a processor that is not a hybrid Intel one,
+ * or without a CPU of each core type to run on, or without perfmon.
+ *
+ * Each count is the difference of two measurements that run the same code
+ * with loops of n and 2n iterations (pfm_loop(): exactly PFM_LOOP_INSN
+ * user instructions per iteration), as in count_test.c, or a measurement
+ * from a value near a wrap against the same measurement from 0.
+ */
+
+/* CPUID 0x1A EAX[31:24]. */
+#define CORE_TYPE_ATOM		0x20
+#define CORE_TYPE_CORE		0x40
+
+/* Indexes of the fixture's cpu[]: a P-core and an E-core. */
+#define CPU_P			0
+#define CPU_E			1
+
+/* Self-monitoring: loop runs alternately on the P and the E CPU. */
+#define NR_HOPS			40
+#define HOP_LOOP		20000UL
+/* Four runs of N iterations on P, E, P, E: where the wraps are put. */
+#define NR_WRAP_RUNS		4
+/* A monitored child moved by this thread every FLIP_US while it runs. */
+#define FLIP_US			1000
+#define MIN_FLIPS		20
+#define CALIB_LOOP		1000000UL
+#define CHILD_LOOP_NS		300000000ULL
+/* User instructions between an RDPMC and the pfm_read_pmds() after it. */
+#define HYB_RDPMC_SLACK		1000
+
+#define RDPMC_FIXED		0x40000000u
+/* OS, USR and PMI of fixed counter 3 in IA32_FIXED_CTR_CTRL. */
+#define FIXED3_BITS		0xb000ULL
+#define FIXED3_NIBBLE		0xf000ULL
+/* The highest number of general-purpose counters of perfmon's table. */
+#define MAX_GP			8
+#define MAX_FIXED_CHECKED	4
+
+/* perf_events: branch instructions (any GP counter), topdown slots. */
+#define RAW_BRANCHES		0xc4ULL
+#define RAW_SLOTS		0x0400ULL
+#define NR_PERF_GP		8
+
+#define CPU_ONLINE		"/sys/devices/system/cpu/online"
+
+static void cpuid(unsigned int leaf, unsigned int sub, unsigned int *r)
+{
+	__cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
+}
+
+/* GenuineIntel with CPUID.(7,0).EDX[15], and leaf 0x1A to ask. */
+static int hybrid_intel(void)
+{
+	unsigned int r[4];
+
+	if (__get_cpuid_max(0, NULL) < 0x1a)
+		return 0;
+	cpuid(0, 0, r);
+	if (r[1] != 0x756e6547 || r[3] != 0x49656e69 || r[2] != 0x6c65746e)
+		return 0;
+	cpuid(7, 0, r);
+	return r[3] >> 15 & 1;
+}
+
+/* What CPUID says of the PMU of one CPU, read on that CPU. */
+struct cpu_pmu {
+	unsigned int type;	/* 0x1A EAX[31:24] */
+	unsigned int version;	/* 0xA EAX[7:0] */
+	unsigned int nr_gp;	/* 0xA EAX[15:8] */
+	unsigned int fixed;	/* bit j: fixed counter j */
+};
+
+static int read_cpu_pmu(int cpu, struct cpu_pmu *c)
+{
+	unsigned int r[4], nr_fixed;
+
+	if (pin_to(cpu))
+		return -1;
+	cpuid(0x1a, 0, r);
+	c->type = r[0] >> 24;
+	cpuid(0xa, 0, r);
+	c->version = r[0] & 0xff;
+	c->nr_gp = r[0] >> 8 & 0xff;
+	nr_fixed = r[3] & 0x1f;
+	c->fixed = 0;
+	/* the SDM's rule: j below EDX[4:0] or, from version 5, ECX bit j */
+	if (c->version >= 2)
+		c->fixed = (1u << nr_fixed) - 1;
+	if (c->version >= 5)
+		c->fixed |= r[2];
+	return 0;
+}
+
+/* The online CPUs, from their list ("0-3,6"). */
+static int online_cpus(cpu_set_t *set)
+{
+	char buf[1024], *p, *end;
+	long a, b;
+
+	CPU_ZERO(set);
+	if (pfm_file_read(CPU_ONLINE, buf, sizeof(buf)) <= 0)
+		return -1;
+	for (p = buf; *p && *p != '\n'; p = end) {
+		a = strtol(p, &end, 10);
+		if (end == p || a < 0)
+			return -1;
+		b = a;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p)
+				return -1;
+		}
+		for (; a <= b && a < CPU_SETSIZE; a++)
+			CPU_SET(a, set);
+		if (*end == ',')
+			end++;
+	}
+	return 0;
+}
+
+/*
+ * The first P CPU and the first E CPU that are online and in @allowed:
+ * 1 if both were found. The caller's affinity is changed.
+ */
+static int find_core_types(const cpu_set_t *allowed, int *cpu)
+{
+	struct cpu_pmu c;
+	cpu_set_t online;
+	int i;
+
+	cpu[CPU_P] = -1;
+	cpu[CPU_E] = -1;
+	if (online_cpus(&online))
+		return 0;
+	for (i = 0; i < CPU_SETSIZE; i++) {
+		if (!CPU_ISSET(i, allowed) || !CPU_ISSET(i, &online) ||
+		    read_cpu_pmu(i, &c))
+			continue;
+		if (c.type == CORE_TYPE_CORE && cpu[CPU_P] < 0)
+			cpu[CPU_P] = i;
+		if (c.type == CORE_TYPE_ATOM && cpu[CPU_E] < 0)
+			cpu[CPU_E] = i;
+	}
+	return cpu[CPU_P] >= 0 && cpu[CPU_E] >= 0;
+}
+
+/*
+ * RDPMC that reports a fault instead of dying of it: 0 and the value, or
+ * -1 after SIGSEGV.
+ */
+/* The PMDs a measurement sets and reads: PMD0 and PMD16. */
+#define MAX_REGS	2
+
+struct hyb_regs {
+	int nr;
+	unsigned int num[MAX_REGS];
+	unsigned int width[MAX_REGS];
+	__u64 init[MAX_REGS];
+	__u64 val[MAX_REGS];
+};
+
+/*
+ * User-level instructions retired on PMC0/PMD0 and, when the description
+ * has fixed counters, on fixed counter 0 (PMD16) with PMC16 = @fixed_ctrl.
+ * The PMDs in @r, from 0.
+ */
+static int program_insn(int fd, const struct pfm_pmu *pmu, __u64 fixed_ctrl,
+			struct hyb_regs *r)
+{
+	struct pfarg_pmc pmcs[2];
+	int npmc = 0;
+
+	memset(r, 0, sizeof(*r));
+	pfm_pmc_set(&pmcs[npmc++], 0,
+		    pfm_evtsel(pmu, PFM_EV_INSN, PFM_EVT_USR));
+	r->num[r->nr] = 0;
+	r->width[r->nr++] = pmu->gp_width;
+	if (pmu->nr_fixed) {
+		pfm_pmc_set(&pmcs[npmc++], PFM_FIXED_BASE, fixed_ctrl);
+		r->num[r->nr] = PFM_FIXED_BASE;
+		r->width[r->nr++] = pmu->fixed_width;
+	}
+	return pfm_write_pmcs(fd, pmcs, npmc);
+}
+
+static int write_regs(int fd, const struct hyb_regs *r)
+{
+	struct pfarg_pmd pmds[MAX_REGS];
+	int i;
+
+	for (i = 0; i < r->nr; i++)
+		pfm_pmd_set(&pmds[i], r->num[i], r->init[i]);
+	return pfm_write_pmds(fd, pmds, r->nr);
+}
+
+static int read_regs(int fd, struct hyb_regs *r)
+{
+	struct pfarg_pmd pmds[MAX_REGS];
+	int i;
+
+	for (i = 0; i < r->nr; i++)
+		pfm_pmd_set(&pmds[i], r->num[i], 0);
+	if (pfm_read_pmds(fd, pmds, r->nr))
+		return -1;
+	for (i = 0; i < r->nr; i++)
+		r->val[i] = pmds[i].reg_value;
+	return 0;
+}
+
+/*
+ * On a context loaded on the caller: set the PMDs of @r to their initial
+ * values, start, and @runs times move to cpu[i % 2] (P first) with
+ * sched_setaffinity(), note the CPU in seen[i] and run pfm_loop(n); stop
+ * and read. The code is the same for every n.
+ */
+static int measure_hops(int fd, struct hyb_regs *r, unsigned long n, int runs,
+			const int *cpu, int *seen)
+{
+	cpu_set_t sets[2];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		CPU_ZERO(&sets[i]);
+		CPU_SET(cpu[i], &sets[i]);
+	}
+	if (write_regs(fd, r) || pfm_start(fd, NULL))
+		return -1;
+	for (i = 0; i < runs; i++) {
+		sched_setaffinity(0, sizeof(sets[0]), &sets[i & 1]);
+		seen[i] = sched_getcpu();
+		pfm_loop(n);
+	}
+	if (pfm_stop(fd))
+		return -1;
+	return read_regs(fd, r);
+}
+
+/* The runs that were not on the CPU they were moved to. */
+static int wrong_cpus(const int *seen, int runs, const int *cpu)
+{
+	int i, wrong = 0;
+
+	for (i = 0; i < runs; i++)
+		wrong += seen[i] != cpu[i & 1];
+	return wrong;
+}
+
+FIXTURE(hybrid) {
+	struct pfm_pmu pmu;
+	cpu_set_t allowed;	/* the affinity the test started with */
+	int cpu[2];		/* cpu[CPU_P], cpu[CPU_E] */
+	int fd;
+};
+
+FIXTURE_SETUP(hybrid)
+{
+	int found;
+
+	self->fd = -1;
+	if (!hybrid_intel())
+		SKIP(return, "not a hybrid Intel CPU");
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(self->allowed),
+				       &self->allowed));
+	found = find_core_types(&self->allowed, self->cpu);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(self->allowed),
+				       &self->allowed));
+	if (!found)
+		SKIP(return, "needs an online CPU of each core type");
+	if (pfm_require_pmu_gp(_metadata, &self->pmu, 1))
+		return;
+	ksft_print_msg("P CPU %d, E CPU %d; %d GP counters (%u bits), %d fixed (%u)\n",
+		       self->cpu[CPU_P], self->cpu[CPU_E], self->pmu.nr_gp,
+		       self->pmu.gp_width, self->pmu.nr_fixed,
+		       self->pmu.fixed_width);
+	self->fd = pfm_create(0);
+	ASSERT_LE(0, self->fd);
+}
+
+FIXTURE_TEARDOWN(hybrid)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/* A PMC write, a PMD write and a PMD read of a register: all EINVAL. */
+static void expect_no_reg(struct __test_metadata *_metadata, int fd,
+			  unsigned int num, int pmc_too)
+{
+	struct pfarg_pmc pmc;
+	struct pfarg_pmd pmd;
+	char what[64];
+
+	if (pmc_too) {
+		pfm_pmc_set(&pmc, num, 0);
+		snprintf(what, sizeof(what), "pfm_write_pmcs(PMC%u)", num);
+		expect_err(_metadata, pfm_write_pmcs(fd, &pmc, 1), EINVAL,
+			   what);
+	}
+	pfm_pmd_set(&pmd, num, 0);
+	snprintf(what, sizeof(what), "pfm_write_pmds(PMD%u)", num);
+	expect_err(_metadata, pfm_write_pmds(fd, &pmd, 1), EINVAL, what);
+	pfm_pmd_set(&pmd, num, 0);
+	snprintf(what, sizeof(what), "pfm_read_pmds(PMD%u)", num);
+	expect_err(_metadata, pfm_read_pmds(fd, &pmd, 1), EINVAL, what);
+}
+
+/*
+ * Every PMD of the description written with its own value and read back;
+ * PMC0..n-1 and PMC16 written.
+ */
+static void expect_common_regs(struct __test_metadata *_metadata, int fd,
+			       const struct pfm_pmu *pmu, const char *where)
+{
+	struct pfarg_pmc pmcs[MAX_GP + 1];
+	struct pfarg_pmd pmds[MAX_GP + MAX_FIXED_CHECKED];
+	int npmc = 0, npmd = 0, i;
+	__u64 fixed = 0;
+
+	for (i = 0; i < pmu->nr_gp && i < MAX_GP; i++) {
+		pfm_pmc_set(&pmcs[npmc++], i,
+			    pfm_evtsel(pmu, PFM_EV_INSN, PFM_EVT_USR));
+		pfm_pmd_set(&pmds[npmd++], i, 0x1000 + i);
+	}
+	for (i = 0; i < pmu->nr_fixed && i < MAX_FIXED_CHECKED; i++) {
+		fixed |= PFM_FIXED_USR << (4 * i);
+		pfm_pmd_set(&pmds[npmd++], PFM_FIXED_BASE + i, 0x2000 + i);
+	}
+	if (fixed)
+		pfm_pmc_set(&pmcs[npmc++], PFM_FIXED_BASE, fixed);
+	EXPECT_EQ(0, pfm_write_pmcs(fd, pmcs, npmc))
+		TH_LOG("%s: pfm_write_pmcs of the %d common PMCs: %s", where,
+		       npmc, strerror(errno));
+	EXPECT_EQ(0, pfm_write_pmds(fd, pmds, npmd))
+		TH_LOG("%s: pfm_write_pmds of the %d common PMDs: %s", where,
+		       npmd, strerror(errno));
+	for (i = 0; i < npmd; i++)
+		pmds[i].reg_value = 0;
+	ASSERT_EQ(0, pfm_read_pmds(fd, pmds, npmd))
+		TH_LOG("%s: pfm_read_pmds: %s", where, strerror(errno));
+	for (i = 0; i < npmd; i++) {
+		__u64 want = pmds[i].reg_num < PFM_FIXED_BASE ?
+			     0x1000 + pmds[i].reg_num :
+			     0x2000 + pmds[i].reg_num - PFM_FIXED_BASE;
+
+		EXPECT_EQ(want, pmds[i].reg_value)
+			TH_LOG("%s: PMD%u read back", where, pmds[i].reg_num);
+	}
+}
+
+/*
+ * 1. The description is the common set: as many general-purpose counters
+ * as the CPU with the fewest (CPUID 0xA on each online CPU, at most 8),
+ * the fixed counters every CPU reports; the registers just above are
+ * refused, those of the description work, loaded on either type.
+ */
+TEST_F(hybrid, description_is_common_set)
+{
+	unsigned int min_gp = MAX_GP, common = ~0u, j;
+	struct cpu_pmu c;
+	cpu_set_t online;
+	int i, cpu, nr_fixed = 0;
+
+	ASSERT_EQ(0, online_cpus(&online));
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &online))
+			continue;
+		if (!CPU_ISSET(cpu, &self->allowed) || read_cpu_pmu(cpu, &c))
+			SKIP(return, "CPU %d is online but this test may not run there",
+			     cpu);
+		ksft_print_msg("CPU %d: type %#x, version %u, %u GP, fixed %#x\n",
+			       cpu, c.type, c.version, c.nr_gp, c.fixed);
+		if (c.nr_gp < min_gp)
+			min_gp = c.nr_gp;
+		common &= c.fixed;
+	}
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(self->allowed),
+				       &self->allowed));
+	while (nr_fixed < MAX_FIXED_CHECKED && (common >> nr_fixed & 1))
+		nr_fixed++;
+
+	EXPECT_EQ(PFM_MODEL_INTEL_ARCH, (int)self->pmu.model);
+	EXPECT_EQ((int)min_gp, self->pmu.nr_gp);
+	EXPECT_EQ(nr_fixed, self->pmu.nr_fixed);
+	for (j = 0; j < MAX_FIXED_CHECKED; j++)
+		EXPECT_EQ((int)(common >> j & 1),
+			  pfm_reg_exists("pmd", PFM_FIXED_BASE + j))
+			TH_LOG("PMD%u in pmu_desc, fixed counters of every CPU %#x",
+			       PFM_FIXED_BASE + j, common);
+
+	/* the P-core's PMC6, PMC7, PMD6, PMD7 on Alder Lake */
+	for (i = self->pmu.nr_gp; i < MAX_GP || i == self->pmu.nr_gp; i++)
+		expect_no_reg(_metadata, self->fd, i, 1);
+	/* the P-core's fixed counter 3 (PMD19) on Alder Lake */
+	for (j = 0; j < MAX_FIXED_CHECKED; j++)
+		if (!(common >> j & 1))
+			expect_no_reg(_metadata, self->fd, PFM_FIXED_BASE + j, 0);
+	expect_no_reg(_metadata, self->fd,
+		      PFM_FIXED_BASE + self->pmu.nr_fixed, 0);
+
+	expect_common_regs(_metadata, self->fd, &self->pmu, "unloaded");
+	ASSERT_EQ(0, pin_to(self->cpu[CPU_P]));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	expect_common_regs(_metadata, self->fd, &self->pmu, "loaded on P");
+	ASSERT_EQ(0, pin_to(self->cpu[CPU_E]));
+	expect_common_regs(_metadata, self->fd, &self->pmu, "loaded on E");
+	for (i = self->pmu.nr_gp; i < MAX_GP || i == self->pmu.nr_gp; i++)
+		expect_no_reg(_metadata, self->fd, i, 1);
+}
+
+/*
+ * 2. A self-monitoring thread counts its loop runs exactly while it moves
+ * between the P and the E CPU before each of them.
+ */
+TEST_F_TIMEOUT(hybrid, self_alternating_exact, 300)
+{
+	unsigned long ns[] = { HOP_LOOP, HOP_LOOP, HOP_LOOP, 2 * HOP_LOOP };
+	__u64 v[4][MAX_REGS];
+	int seen[NR_HOPS], wrong = 0, j;
+	unsigned int i;
+	struct hyb_regs r;
+
+	ASSERT_EQ(0, program_insn(self->fd, &self->pmu, PFM_FIXED_USR, &r));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	for (i = 0; i < ARRAY_SIZE(ns); i++) {
+		ASSERT_EQ(0, measure_hops(self->fd, &r, ns[i], NR_HOPS,
+					  self->cpu, seen))
+			TH_LOG("measurement %u: %s", i, strerror(errno));
+		wrong += wrong_cpus(seen, NR_HOPS, self->cpu);
+		for (j = 0; j < r.nr; j++)
+			v[i][j] = r.val[j];
+	}
+	EXPECT_EQ(0, wrong) TH_LOG("%d loop runs not on the CPU they were moved to",
+				   wrong);
+	for (j = 0; j < r.nr; j++) {
+		/* the first measurement may bind symbols; then reproducible */
+		EXPECT_EQ(v[1][j], v[2][j])
+			TH_LOG("PMD%u: two measurements of n differ", r.num[j]);
+		EXPECT_COUNT((__u64)NR_HOPS * HOP_LOOP * PFM_LOOP_INSN,
+			     v[3][j] - v[2][j],
+			     "PMD%u instructions, %d runs alternately on P (CPU %d) and E (CPU %d), 2n - n",
+			     r.num[j], NR_HOPS, self->cpu[CPU_P],
+			     self->cpu[CPU_E]);
+	}
+}
+
+/* Where test 3 puts the wrap: k events after the start. */
+struct wrap_at {
+	__u64 k;		/* 0: the last event counted */
+	int type;		/* the CPU, CPU_P or CPU_E; -1: near a move */
+	int wrap64;		/* from 2^64 - k instead of 2^width - k */
+	const char *what;
+};
+
+/*
+ * 3. PMD0 and PMD16 start k events below the wrap of their counter width
+ * (2^width - k), k chosen so that the hardware counter wraps in a run on
+ * E, in a run on P, near the moves; the 64-bit values read are exactly
+ * the start plus what the same measurement counts from 0. The last one
+ * also wraps the 64-bit value. With the debug statistics, the CPU of the
+ * run must have taken an overflow interrupt.
+ */
+TEST_F_TIMEOUT(hybrid, wrap_on_each_type_exact, 300)
+{
+	const __u64 l = N * PFM_LOOP_INSN;
+	struct wrap_at at[] = {
+		{ 1, -1, 0, "at the first event" },
+		{ l + 100, -1, 0, "about the move from P to E" },
+		{ l + l / 2, CPU_E, 0, "in the first run on E" },
+		{ 2 * l + 100, -1, 0, "about the move from E to P" },
+		{ 2 * l + l / 2, CPU_P, 0, "in the second run on P" },
+		{ 0, -1, 0, "at the last event, on E, before the stop" },
+		{ 3 * l + l / 2, CPU_E, 1, "in the second run on E, at 2^64" },
+	};
+	int seen[NR_WRAP_RUNS], wrong = 0, j, cpu;
+	__u64 m[MAX_REGS], start[MAX_REGS], calib[MAX_REGS];
+	long long o0, o1;
+	unsigned int i;
+	struct hyb_regs r;
+
+	ASSERT_EQ(0, program_insn(self->fd, &self->pmu, PFM_FIXED_USR, &r));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	for (j = 0; j < r.nr; j++) {
+		ASSERT_LE(31U, r.width[j]);
+		ASSERT_GT(64U, r.width[j]);
+	}
+	/* calibrate: the same measurement from 0, a warm-up and twice */
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, measure_hops(self->fd, &r, N, NR_WRAP_RUNS,
+					  self->cpu, seen));
+		wrong += wrong_cpus(seen, NR_WRAP_RUNS, self->cpu);
+		for (j = 0; j < r.nr; j++) {
+			if (i == 2)
+				EXPECT_EQ(calib[j], r.val[j]);
+			calib[j] = r.val[j];
+			m[j] = r.val[j];
+		}
+	}
+	ASSERT_LT(NR_WRAP_RUNS * l, m[0]);
+	ASSERT_GT(NR_WRAP_RUNS * l + 10000, m[0]);
+	for (i = 0; i < ARRAY_SIZE(at); i++) {
+		if (!at[i].k)
+			at[i].k = m[0] - 1;
+		for (j = 0; j < r.nr; j++) {
+			if (at[i].wrap64)
+				start[j] = -at[i].k;
+			else
+				start[j] = (1ULL << r.width[j]) - at[i].k;
+			r.init[j] = start[j];
+		}
+		cpu = at[i].type >= 0 ? self->cpu[at[i].type] : -1;
+		o0 = cpu >= 0 ? ovfl_intr(cpu) : -1;
+		ASSERT_EQ(0, measure_hops(self->fd, &r, N, NR_WRAP_RUNS,
+					  self->cpu, seen));
+		o1 = cpu >= 0 ? ovfl_intr(cpu) : -1;
+		wrong += wrong_cpus(seen, NR_WRAP_RUNS, self->cpu);
+		for (j = 0; j < r.nr; j++)
+			EXPECT_COUNT(m[j], r.val[j] - start[j],
+				     "PMD%u from %#llx, wrap %s (%llu events in)",
+				     r.num[j], (unsigned long long)start[j],
+				     at[i].what, (unsigned long long)at[i].k);
+		if (o0 >= 0 && o1 >= 0) {
+			ksft_print_msg("wrap %s: overflow interrupts on CPU %d: %lld -> %lld\n",
+				       at[i].what, cpu, o0, o1);
+			EXPECT_LT(o0, o1)
+				TH_LOG("wrap %s: no overflow interrupt on CPU %d",
+				       at[i].what, cpu);
+		}
+	}
+	EXPECT_EQ(0, wrong) TH_LOG("%d loop runs not on the CPU they were moved to",
+				   wrong);
+	if (ovfl_intr(self->cpu[CPU_P]) < 0)
+		ksft_print_msg("no %s (CONFIG_PERFMON_DEBUG): interrupts not checked\n",
+			       PFM_STATS);
+}
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Iterations of pfm_loop() that last about CHILD_LOOP_NS here. */
+static unsigned long long long_loop(void)
+{
+	unsigned long long t0, t, n;
+
+	t0 = now_ns();
+	pfm_loop(CALIB_LOOP);
+	t = now_ns() - t0;
+	n = CALIB_LOOP * CHILD_LOOP_NS / (t ? t : 1);
+	if (n < CALIB_LOOP / 10)
+		n = CALIB_LOOP / 10;
+	if (n > 1UL << 28)
+		n = 1UL << 28;
+	return n;
+}
+
+/*
+ * A child stopped under ptrace runs pfm_loop(n) from its stop to its exit,
+ * counted by a new context, while this thread moves it between cpu[0] and
+ * cpu[1] every FLIP_US: the PMDs at its exit and the number of moves in
+ * @r and @flips; 0, or -1 with *what set.
+ */
+static int child_moved(const struct pfm_pmu *pmu, unsigned long n,
+		       const int *cpu, struct hyb_regs *r, int *flips,
+		       const char **what)
+{
+	int fd, status, ret = -1;
+	pid_t pid = -1, w;
+
+	*flips = 0;
+	*what = "pfm_create_context";
+	fd = pfm_create(0);
+	if (fd < 0)
+		return -1;
+	*what = "programming the context";
+	if (program_insn(fd, pmu, PFM_FIXED_USR, r) || write_regs(fd, r))
+		goto out;
+	*what = "fork";
+	pid = pfm_fork_stopped_loop(n);
+	if (pid < 0)
+		goto out;
+	*what = "pin, load, start, continue";
+	if (pin_pid(pid, cpu[0]) || pfm_load(fd, pid) ||
+	    pfm_start(fd, NULL) || ptrace(PTRACE_CONT, pid, NULL, NULL))
+		goto out;
+	while (!(w = waitpid(pid, &status, WNOHANG))) {
+		if (!pin_pid(pid, cpu[(*flips + 1) & 1]))
+			(*flips)++;
+		usleep(FLIP_US);
+	}
+	*what = "the child's exit";
+	if (w != pid)
+		goto out;
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		goto out;
+	pid = -1;
+	*what = "pfm_read_pmds";
+	ret = read_regs(fd, r);
+out:
+	pfm_kill(pid);
+	close(fd);
+	return ret;
+}
+
+/*
+ * 4. Another thread's context: this thread moves a monitored child between
+ * the P and the E CPU many times while it runs one long loop, wherever the
+ * loop is at; the child's count is exact.
+ */
+TEST_F_TIMEOUT(hybrid, moved_child_exact, 600)
+{
+	unsigned long long n = long_loop();
+	unsigned long ns[] = { n, n, 2 * n };
+	__u64 v[3][MAX_REGS];
+	int flips[3], j;
+	const char *what;
+	unsigned int i;
+	struct hyb_regs r;
+
+	for (i = 0; i < ARRAY_SIZE(ns); i++) {
+		ASSERT_EQ(0, child_moved(&self->pmu, ns[i], self->cpu, &r,
+					 &flips[i], &what))
+			TH_LOG("child %u: %s: %s", i, what, strerror(errno));
+		for (j = 0; j < r.nr; j++)
+			v[i][j] = r.val[j];
+		ksft_print_msg("child of %lu iterations moved %d times\n",
+			       ns[i], flips[i]);
+		EXPECT_LE(MIN_FLIPS, flips[i]);
+	}
+	for (j = 0; j < r.nr; j++) {
+		EXPECT_EQ(v[0][j], v[1][j])
+			TH_LOG("PMD%u: two children of n differ", r.num[j]);
+		EXPECT_COUNT(n * PFM_LOOP_INSN, v[2][j] - v[1][j],
+			     "PMD%u instructions of a child moved between P and E, 2n - n",
+			     r.num[j]);
+	}
+}
+
+static int perf_pmu_type(const char *name, __u32 *type)
+{
+	char path[128], buf[32];
+
+	snprintf(path, sizeof(path), PFM_PERF_DEVICES "/%s/type", name);
+	if (pfm_file_read(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	*type = strtoul(buf, NULL, 10);
+	return 0;
+}
+
+/* What perf left on the P CPU, read with RDPMC while it counted. */
+struct leftovers {
+	const char *why;	/* why they could not be set, or NULL */
+	int err;
+	__u64 gp[NR_PERF_GP];
+	__u64 fixed3;
+	int fixed3_read;
+};
+
+/*
+ * perf counts branch instructions on every general-purpose counter of the
+ * P CPU @cpu, where the caller runs, and topdown slots on its fixed
+ * counter 3 if it can; RDPMC, which the mmap of an event allows, reads
+ * the counters while they count. The mapping goes first, then the events:
+ * the counters keep their values (perf clears leftovers only for a
+ * process allowed to RDPMC). 0, or -1 with l->why.
+ */
+static int perf_leave_values(int cpu, struct leftovers *l)
+{
+	int fds[NR_PERF_GP + 1], nr = 0, i, ret = -1;
+	long psize = sysconf(_SC_PAGESIZE);
+	struct perf_event_attr attr;
+	void *page = MAP_FAILED;
+	__u32 type;
+
+	memset(l, 0, sizeof(*l));
+	l->why = "no cpu_core PMU in " PFM_PERF_DEVICES;
+	if (perf_pmu_type("cpu_core", &type))
+		return -1;
+	l->why = "perf_event_open of branch instructions on cpu_core";
+	for (i = 0; i < NR_PERF_GP; i++) {
+		pfm_perf_attr(&attr, type, RAW_BRANCHES);
+		attr.exclude_kernel = 1;
+		attr.exclude_hv = 1;
+		fds[nr] = pfm_perf_open(&attr, 0, cpu, -1);
+		if (fds[nr] < 0) {
+			l->err = errno;
+			goto out;
+		}
+		nr++;
+	}
+	pfm_perf_attr(&attr, type, RAW_SLOTS);
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	fds[nr] = pfm_perf_open(&attr, 0, cpu, -1);
+	if (fds[nr] >= 0)
+		nr++;
+	l->why = "mmap of a perf event, for RDPMC";
+	page = mmap(NULL, psize, PROT_READ, MAP_SHARED, fds[0], 0);
+	if (page == MAP_FAILED) {
+		l->err = errno;
+		goto out;
+	}
+	pfm_loop(N);
+	l->why = "RDPMC faulted, a perf event mapped";
+	for (i = 0; i < NR_PERF_GP; i++)
+		if (rdpmc_safe(i, &l->gp[i]))
+			goto out;
+	l->fixed3_read = !rdpmc_safe(RDPMC_FIXED | 3, &l->fixed3);
+	l->why = "perf left counter 6 or 7 of the P CPU at 0";
+	if (l->gp[6] && l->gp[7]) {
+		l->why = NULL;
+		ret = 0;
+	}
+out:
+	if (page != MAP_FAILED)
+		munmap(page, psize);
+	while (--nr >= 0)
+		close(fds[nr]);
+	return ret;
+}
+
+/* Counters 6, 7 and fixed 3 read 0 with RDPMC (the caller is on P). */
+static void expect_p_only_zero(struct __test_metadata *_metadata,
+			       const char *when)
+{
+	static const unsigned int idx[] = { 6, 7, RDPMC_FIXED | 3 };
+	unsigned int i;
+	__u64 v = 0;
+	int faulted;
+
+	for (i = 0; i < ARRAY_SIZE(idx); i++) {
+		faulted = rdpmc_safe(idx[i], &v);
+		ksft_print_msg("%s: RDPMC %#x on P: %s%#llx\n", when, idx[i],
+			       faulted ? "faulted " : "",
+			       (unsigned long long)v);
+		EXPECT_FALSE(faulted)
+			TH_LOG("%s: RDPMC %#x faulted on P", when, idx[i]);
+		if (!faulted)
+			EXPECT_EQ(0ULL, v)
+				TH_LOG("%s: RDPMC %#x on P shows %#llx", when,
+				       idx[i], (unsigned long long)v);
+	}
+}
+
+/*
+ * 5. RDPMC on a P-core: the counters only the P-core has read 0 while a
+ * self-monitoring context is loaded, although perf used them just before;
+ * the context's own counters read the low bits of its 64-bit values on
+ * both types (the same few instructions after the RDPMC on both).
+ */
+TEST_F_TIMEOUT(hybrid, rdpmc_p_only_counters_zero, 300)
+{
+	__u64 d[2][MAX_REGS], raw, val, mask;
+	struct leftovers l;
+	char knob[16];
+	struct hyb_regs r;
+	int t, j;
+
+	if (pfm_file_read(pfm_rdpmc_knob_path(), knob, sizeof(knob)) > 0 &&
+	    knob[0] == '0')
+		SKIP(return, "%s is 0: no RDPMC", pfm_rdpmc_knob_path());
+	if (knob[0] == '2')
+		ksft_print_msg("%s is 2: perf may clear its leftovers itself\n",
+			       pfm_rdpmc_knob_path());
+	ASSERT_EQ(0, pin_to(self->cpu[CPU_P]));
+	if (perf_leave_values(self->cpu[CPU_P], &l))
+		SKIP(return, "cannot leave values in counters 6 and 7: %s%s%s",
+		     l.why, l.err ? ": " : "", l.err ? strerror(l.err) : "");
+	for (j = 0; j < NR_PERF_GP; j++)
+		ksft_print_msg("perf left counter %d of the P CPU at %#llx\n", j,
+			       (unsigned long long)l.gp[j]);
+	ksft_print_msg("perf left fixed counter 3 of the P CPU at %s%#llx\n",
+		       l.fixed3_read ? "" : "(RDPMC faulted) ",
+		       (unsigned long long)l.fixed3);
+
+	ASSERT_EQ(0, program_insn(self->fd, &self->pmu, PFM_FIXED_USR, &r));
+	ASSERT_EQ(0, write_regs(self->fd, &r));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	pfm_loop(N);
+	expect_p_only_zero(_metadata, "first load on P");
+
+	for (t = CPU_P; t <= CPU_E; t++) {
+		ASSERT_EQ(0, pin_to(self->cpu[t]));
+		pfm_loop(N);
+		for (j = 0; j < r.nr; j++) {
+			mask = (1ULL << r.width[j]) - 1;
+			ASSERT_EQ(0, rdpmc_safe(r.num[j] ? RDPMC_FIXED : 0,
+						&raw))
+				TH_LOG("RDPMC of PMD%u on %s faulted", r.num[j],
+				       t == CPU_P ? "P" : "E");
+			ASSERT_EQ(0, pfm_read_pmd(self->fd, r.num[j], &val));
+			d[t][j] = (val - raw) & mask;
+			ksft_print_msg("on %s: PMD%u %#llx, RDPMC %#llx\n",
+				       t == CPU_P ? "P" : "E", r.num[j],
+				       (unsigned long long)val,
+				       (unsigned long long)raw);
+			EXPECT_LT(N * PFM_LOOP_INSN, val);
+			EXPECT_GT((__u64)HYB_RDPMC_SLACK, d[t][j])
+				TH_LOG("on %s: PMD%u %#llx, RDPMC %#llx: not its low %u bits",
+				       t == CPU_P ? "P" : "E", r.num[j],
+				       (unsigned long long)val,
+				       (unsigned long long)raw, r.width[j]);
+		}
+	}
+	for (j = 0; j < r.nr; j++)
+		EXPECT_EQ(d[CPU_P][j], d[CPU_E][j])
+			TH_LOG("PMD%u: RDPMC to read, %llu events on P, %llu on E",
+			       r.num[j], (unsigned long long)d[CPU_P][j],
+			       (unsigned long long)d[CPU_E][j]);
+	/* the hardware's rule, not perfmon's: logged */
+	ksft_print_msg("RDPMC 6 on E (no such counter): %s\n",
+		       rdpmc_safe(6, &raw) ? "faulted" : "read");
+	ASSERT_EQ(0, pin_to(self->cpu[CPU_P]));
+	pfm_loop(N);
+	expect_p_only_zero(_metadata, "back on P");
+	EXPECT_EQ(0, pfm_stop(self->fd));
+}
+
+/*
+ * 6. PMC16 (IA32_FIXED_CTR_CTRL) written with OS, USR and PMI of fixed
+ * counter 3, which only the P-core has: the write succeeds, those bits
+ * take their default (not counting), fixed counter 3 stays at 0 on P, and
+ * fixed counter 0 counts exactly on both types, the value written on each
+ * at a switch and live.
+ */
+TEST_F_TIMEOUT(hybrid, fixed3_bits_take_default, 300)
+{
+	unsigned long ns[] = { N, N, N, 2 * N };
+	__u64 v[4][MAX_REGS], rsvd, dfl, f3;
+	char knob[16];
+	int rdpmc_ok;
+	int seen[NR_WRAP_RUNS], wrong = 0, t, j;
+	struct pfarg_pmc pmc;
+	unsigned int i;
+	struct hyb_regs r;
+
+	if (!self->pmu.nr_fixed)
+		SKIP(return, "no fixed counters in the description");
+	if (pfm_reg_exists("pmd", PFM_FIXED_BASE + 3))
+		SKIP(return, "fixed counter 3 is in the description");
+	/* OS bits need CAP_PERFMON at perf_event_paranoid 2 */
+	if (geteuid())
+		SKIP(return, "needs root: %#llx holds an OS bit", FIXED3_BITS);
+	rdpmc_ok = pfm_file_read(pfm_rdpmc_knob_path(), knob, sizeof(knob)) <= 0 ||
+		   knob[0] != '0';
+	if (!rdpmc_ok)
+		ksft_print_msg("%s is 0: fixed counter 3 not read\n",
+			       pfm_rdpmc_knob_path());
+	ASSERT_EQ(0, pfm_reg_attr("pmc", PFM_FIXED_BASE, "rsvd_msk", &rsvd));
+	ASSERT_EQ(0, pfm_reg_attr("pmc", PFM_FIXED_BASE, "dfl_val", &dfl));
+	ksft_print_msg("PMC16: rsvd_msk %#llx, dfl_val %#llx\n",
+		       (unsigned long long)rsvd, (unsigned long long)dfl);
+	EXPECT_EQ(FIXED3_NIBBLE, rsvd & FIXED3_NIBBLE);
+	EXPECT_EQ(0ULL, dfl & (PFM_FIXED_OS | PFM_FIXED_USR) << 12);
+
+	ASSERT_EQ(0, program_insn(self->fd, &self->pmu,
+				  PFM_FIXED_USR | FIXED3_BITS, &r))
+		TH_LOG("pfm_write_pmcs(PMC16 = %#llx): %s",
+		       PFM_FIXED_USR | FIXED3_BITS, strerror(errno));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	for (i = 0; i < ARRAY_SIZE(ns); i++) {
+		ASSERT_EQ(0, measure_hops(self->fd, &r, ns[i], NR_WRAP_RUNS,
+					  self->cpu, seen));
+		wrong += wrong_cpus(seen, NR_WRAP_RUNS, self->cpu);
+		for (j = 0; j < r.nr; j++)
+			v[i][j] = r.val[j];
+		/* written live on each type, counting on P */
+		for (t = CPU_E; t >= CPU_P; t--) {
+			ASSERT_EQ(0, pin_to(self->cpu[t]));
+			ASSERT_EQ(0, pfm_start(self->fd, NULL));
+			pfm_pmc_set(&pmc, PFM_FIXED_BASE,
+				    PFM_FIXED_USR | FIXED3_BITS);
+			EXPECT_EQ(0, pfm_write_pmcs(self->fd, &pmc, 1))
+				TH_LOG("live on %s: %s", t == CPU_P ? "P" : "E",
+				       strerror(errno));
+			pfm_loop(N);
+		}
+		if (rdpmc_ok) {
+			f3 = 0;
+			EXPECT_EQ(0, rdpmc_safe(RDPMC_FIXED | 3, &f3));
+			EXPECT_EQ(0ULL, f3)
+				TH_LOG("fixed counter 3 counted on P: %#llx",
+				       (unsigned long long)f3);
+		}
+		ASSERT_EQ(0, pfm_stop(self->fd));
+	}
+	EXPECT_EQ(0, wrong) TH_LOG("%d loop runs not on the CPU they were moved to",
+				   wrong);
+	for (j = 0; j < r.nr; j++) {
+		EXPECT_EQ(v[1][j], v[2][j]);
+		EXPECT_COUNT((__u64)NR_WRAP_RUNS * N * PFM_LOOP_INSN,
+			     v[3][j] - v[2][j],
+			     "PMD%u instructions, PMC16 %#llx, runs on P and E, 2N - N",
+			     r.num[j], PFM_FIXED_USR | FIXED3_BITS);
+	}
 }
 
 TEST_HARNESS_MAIN

@@ -856,6 +856,24 @@ static inline int pfm_reserve_restore(char *old)
 }
 
 /*
+ * perf's rdpmc knob, which perfmon obeys too. A hybrid Intel processor has
+ * no "cpu" PMU in perf but one per core type, and there the knob is
+ * cpu_core's (cpu_atom's is the same, global, setting). The path of the
+ * "cpu" knob where it exists or where neither does.
+ */
+#define PFM_PERF_DEVICES	"/sys/bus/event_source/devices"
+
+static inline const char *pfm_rdpmc_knob_path(void)
+{
+	static const char cpu[] = PFM_PERF_DEVICES "/cpu/rdpmc";
+	static const char core[] = PFM_PERF_DEVICES "/cpu_core/rdpmc";
+
+	if (access(cpu, F_OK) && !access(core, F_OK))
+		return core;
+	return cpu;
+}
+
+/*
  * perf_event_open(), for the tests that compare perfmon with perf or need
  * perf to use the PMU: pfm_perf_attr() zeroes @attr and sets its type and
  * config; the caller sets what else it needs and opens it.
@@ -869,9 +887,44 @@ static inline void pfm_perf_attr(struct perf_event_attr *attr, __u32 type,
 	attr->config = config;
 }
 
+/*
+ * A hybrid Intel processor has a perf PMU per core type, and a task event
+ * of the hardware types counts only while its task runs on a CPU of
+ * cpu_core: the task is kept on those CPUs, so that perf counts all it
+ * runs, as on other processors.
+ */
+static inline void pfm_perf_keep_on_core(pid_t pid)
+{
+	unsigned long mask[16] = { 0 };
+	const unsigned int bits = 8 * sizeof(mask[0]);
+	char buf[256], *p = buf;
+	int a, b, n;
+	FILE *f;
+
+	f = fopen("/sys/bus/event_source/devices/cpu_core/cpus", "r");
+	if (!f)
+		return;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	while (p && sscanf(p, "%d%n", &a, &n) == 1) {
+		p += n;
+		b = a;
+		if (*p == '-' && sscanf(p + 1, "%d%n", &b, &n) == 1)
+			p += n + 1;
+		for (; a <= b && a < (int)(16 * bits); a++)
+			mask[a / bits] |= 1UL << (a % bits);
+		p = *p == ',' ? p + 1 : NULL;
+	}
+	syscall(__NR_sched_setaffinity, pid, sizeof(mask), mask);
+}
+
 static inline int pfm_perf_open(struct perf_event_attr *attr, pid_t pid,
 				int cpu, int group_fd)
 {
+	if (pid >= 0 && cpu < 0 && (attr->type == PERF_TYPE_HARDWARE ||
+				    attr->type == PERF_TYPE_HW_CACHE ||
+				    attr->type == PERF_TYPE_RAW))
+		pfm_perf_keep_on_core(pid);
 	return syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, 0);
 }
 
