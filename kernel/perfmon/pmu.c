@@ -30,7 +30,8 @@ static int __init pfm_pmu_check(const struct pfm_pmu *pmu)
 		return -EINVAL;
 	if (!pmu->reserve || !pmu->release || !pmu->write_pmc ||
 	    !pmu->write_pmd || !pmu->read_pmd || !pmu->enable ||
-	    !pmu->disable || !pmu->ack || !pmu->user_rdpmc ||
+	    !pmu->disable || !pmu->ack ||
+	    !pmu->user_rdpmc ||
 	    !pmu->rdpmc_users ||
 	    !pmu->cpu_usable ||
 	    !pmu->reset)

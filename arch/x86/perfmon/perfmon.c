@@ -230,14 +230,9 @@ static int pfm_x86_reserve(void)
 }
 
 /*
- * Does the PMU exist? Emulators that have none read every MSR as zero and
- * ignore writes. perf_events found out at boot, writing a counter and
- * reading it back before anything counted (check_hw_exists()); writing
- * one here could disturb the NMI watchdog, which counts by now. perf's
- * event map is empty unless its driver passed that check: a failed
- * init_hw_perf_events() clears the whole description. Unlike
- * perf_get_x86_pmu_capability(), which warns on hybrid processors, it
- * describes no counter.
+ * Does the PMU exist? Emulators without one ignore its MSRs. perf's event
+ * map is empty unless perf found at boot counters that answer
+ * (check_hw_exists()), before the NMI watchdog used them.
  */
 static bool __init pfm_x86_pmu_works(void)
 {

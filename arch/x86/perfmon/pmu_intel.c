@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * perfmon PMU tables for Intel: Core 2, and architectural perfmon.
+ * perfmon PMU tables for Intel processors.
  *
  * Core 2 (family 6, models 15, 23 and 29): two general-purpose counters
  * of 40 bits written through the legacy IA32_PMCx (the low 32 bits, sign
@@ -25,7 +25,6 @@
 #include <linux/printk.h>
 #include <linux/processor.h>
 #include <linux/smp.h>
-#include <asm/intel-family.h>
 #include <asm/msr.h>
 #include <asm/perf_event.h>
 
