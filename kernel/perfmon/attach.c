@@ -146,7 +146,8 @@ int pfm_load_context(struct pfm_context *ctx, const struct pfarg_load *req)
 	task_unlock(task);
 	if (ret) {
 		pfm_session_put();
-		goto out;
+		put_task_struct(task);
+		return ret;
 	}
 
 	refcount_inc(&ctx->refs);

@@ -4,6 +4,7 @@
  */
 
 #include <linux/cred.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 
 #include "attach.h"

@@ -94,8 +94,8 @@ struct pfm_family {
  *	was folded
  * @unload_work: deferred unload of a zombie by the monitored thread; a
  *	reference is held for it
- * @rcu: the context switch of its thread may look at a context while it is
- *	being freed
+ * @rcu: a context is freed after a grace period: once attached, it is
+ *	found through its thread without a lock
  */
 struct pfm_context {
 	struct mutex		mutex;		/* system calls */

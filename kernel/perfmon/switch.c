@@ -302,12 +302,13 @@ static void pfm_save(struct pfm_context *ctx, bool keep_rdpmc)
 		if (ovfl) {
 			pfm_write_hw_pmd(ctx, i);
 			pfm_stat_inc(ovfl_at_save);
+			/* its interrupt may still come: pfm_interrupt() */
+			WRITE_ONCE(pc->stale_until,
+				   jiffies + pfm_stale_window());
 		}
 	}
-	if (wrapped) {
+	if (wrapped)
 		static_call(pfm_ack)(wrapped);
-		WRITE_ONCE(pc->stale_until, jiffies + pfm_stale_window());
-	}
 	if (static_call(pfm_rdpmc_users)() == PFM_RDPMC_ALWAYS) {
 		/* the next thread may read them, whoever it is */
 		pfm_clear_hw_pmds(pfm_counting_pmds(ctx));
