@@ -1405,15 +1405,6 @@ FIXTURE(wd) {
 	int fd;
 };
 
-static int wd_pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
 /* The NMIs that @cpu took, from /proc/interrupts; -1 on error. */
 static long wd_nmis(int cpu)
 {
@@ -1510,7 +1501,7 @@ FIXTURE_SETUP(wd)
 		return;
 	if (pfm_file_read(NMI_WATCHDOG, buf, sizeof(buf)) <= 0 || buf[0] != '1')
 		SKIP(return, "the NMI watchdog is off");
-	ASSERT_EQ(0, wd_pin(0));
+	ASSERT_EQ(0, pfm_pin(0, 0));
 	khz = wd_cpu_khz();
 	ASSERT_LT(0, khz);
 	cycles = wd_loop_cycles();
@@ -1883,7 +1874,7 @@ TEST_F_TIMEOUT(wd, cpu_hotplug_keeps_the_detector, 180)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		if (wd_pin(1))
+		if (pfm_pin(0, 1))
 			_exit(1);
 		pfm_loop(3 * self->period);
 		_exit(0);

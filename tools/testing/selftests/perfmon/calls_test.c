@@ -17,7 +17,6 @@
 #define _GNU_SOURCE
 #include <limits.h>
 #include <sched.h>
-#include <setjmp.h>
 #include <stddef.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
@@ -927,15 +926,6 @@ static int knob_set(char saved_knobs[][KNOB_LEN], enum knob k,
 	return val ? pfm_file_write(knob_path(k), val) : 0;
 }
 
-static int pin_cpu0(void)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
 FIXTURE_SETUP(rules)
 {
 	if (geteuid())
@@ -943,7 +933,7 @@ FIXTURE_SETUP(rules)
 	if (pfm_require_pmu(_metadata, &self->pmu))
 		return;
 	/* and every child with it */
-	ASSERT_EQ(0, pin_cpu0());
+	ASSERT_EQ(0, pfm_pin(0, 0));
 }
 
 /* In the parent of the test process: also after the test died. */
@@ -954,30 +944,6 @@ FIXTURE_TEARDOWN_PARENT(rules)
 	for (k = 0; k < NR_KNOBS; k++)
 		if (self->saved[k][0])
 			pfm_file_write(knob_path(k), self->saved[k]);
-}
-
-/* RDPMC that survives the fault: 1 if it faulted, else 0 and *val. */
-static sigjmp_buf rdpmc_env;
-
-static void rdpmc_fault(int sig)
-{
-	siglongjmp(rdpmc_env, sig);
-}
-
-static int rdpmc_safe(unsigned int idx, __u64 *val)
-{
-	struct sigaction sa, old;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = rdpmc_fault;
-	sigaction(SIGSEGV, &sa, &old);
-	if (sigsetjmp(rdpmc_env, 1)) {
-		sigaction(SIGSEGV, &old, NULL);
-		return 1;
-	}
-	*val = pfm_rdpmc(idx);
-	sigaction(SIGSEGV, &old, NULL);
-	return 0;
 }
 
 /*
@@ -1049,7 +1015,7 @@ static void rdpmc_all(const struct pfm_pmu *pmu, struct report *r)
 	for (i = 0; i < pmu->nr_fixed && r->nr < MAX_CTRS; i++)
 		r->idx[r->nr++] = RDPMC_FIXED | i;
 	for (i = 0; i < r->nr; i++)
-		r->faulted[i] = rdpmc_safe(r->idx[i], &r->val[i]);
+		r->faulted[i] = pfm_rdpmc_safe(r->idx[i], &r->val[i]);
 }
 
 /* Less than PIPE_BUF: written and read in one piece. */
@@ -1322,7 +1288,7 @@ static int rdpmc_child(const struct pfm_pmu *pmu, int with_ctx)
 				_exit(RD_SETUP);
 			pfm_loop(10000);
 		}
-		if (rdpmc_safe(0, &val))
+		if (pfm_rdpmc_safe(0, &val))
 			_exit(RD_FAULT);
 		_exit(val ? RD_VALUE : RD_ZERO);
 	}

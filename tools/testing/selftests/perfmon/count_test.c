@@ -13,7 +13,6 @@
 #include <cpuid.h>
 #include <pthread.h>
 #include <sched.h>
-#include <setjmp.h>
 #include <time.h>
 #include <sys/mman.h>
 
@@ -34,32 +33,6 @@ static void __attribute__((constructor)) exec_child(void)
 }
 
 /*
- * RDPMC that reports a fault instead of dying of it: 0 and the value, or
- * -1 after SIGSEGV. The jump buffer is per thread.
- */
-static __thread sigjmp_buf rdpmc_jmp;
-
-static void rdpmc_fault(int sig)
-{
-	siglongjmp(rdpmc_jmp, 1);
-}
-
-static int rdpmc_safe(unsigned int idx, __u64 *val)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = rdpmc_fault;
-	sa.sa_flags = SA_NODEFER;
-	if (sigaction(SIGSEGV, &sa, NULL))
-		return -1;
-	if (sigsetjmp(rdpmc_jmp, 1))
-		return -1;
-	*val = pfm_rdpmc(idx);
-	return 0;
-}
-
-/*
  * The image a self-monitoring process execs into with PFM_RDPMC_EXEC set:
  * its first instructions read counter 0 with RDPMC. Exit 0 if it could,
  * 3 if it faulted.
@@ -71,7 +44,7 @@ static void __attribute__((constructor)) rdpmc_exec_child(void)
 	__u64 v;
 
 	if (getenv(PFM_RDPMC_EXEC))
-		_exit(rdpmc_safe(0, &v) ? 3 : 0);
+		_exit(pfm_rdpmc_safe(0, &v) ? 3 : 0);
 }
 
 FIXTURE(count) {
@@ -765,35 +738,6 @@ TEST_F(count, stopped_counts_nothing)
 	EXPECT_EQ(0, branch2);
 }
 
-/* Pin the calling thread to one CPU. */
-static int pin_to(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
-/* The first two CPUs we may run on, or -1. */
-static int two_cpus(int *a, int *b)
-{
-	cpu_set_t set;
-	int cpu, n = 0;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return -1;
-	for (cpu = 0; cpu < CPU_SETSIZE && n < 2; cpu++) {
-		if (!CPU_ISSET(cpu, &set))
-			continue;
-		if (n++)
-			*b = cpu;
-		else
-			*a = cpu;
-	}
-	return n == 2 ? 0 : -1;
-}
-
 /* Context switches of the calling thread so far. */
 static long ctx_switches(void)
 {
@@ -823,7 +767,7 @@ static void *spinner_fn(void *arg)
 {
 	struct spinner *s = arg;
 
-	if (pin_to(s->cpu))
+	if (pfm_pin(0, s->cpu))
 		return NULL;
 	while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED))
 		sched_yield();
@@ -859,7 +803,7 @@ TEST_F_TIMEOUT(count, context_switches_exact, 600)
 
 	s.cpu = sched_getcpu();
 	s.stop = 0;
-	ASSERT_EQ(0, pin_to(s.cpu));
+	ASSERT_EQ(0, pfm_pin(0, s.cpu));
 	ASSERT_EQ(0, pthread_create(&thread, NULL, spinner_fn, &s));
 	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
 	sw0 = ctx_switches();
@@ -910,7 +854,7 @@ TEST_F_TIMEOUT(count, migrations_exact, 600)
 	unsigned int i;
 	int j, wrong = 0;
 
-	if (two_cpus(&cpus[0], &cpus[1]))
+	if (pfm_two_cpus(&cpus[0], &cpus[1]))
 		SKIP(return, "needs two CPUs");
 	seen = calloc(NR_MIGRATIONS, sizeof(*seen));
 	ASSERT_FALSE(!seen);
@@ -949,7 +893,7 @@ static void *worker_fn(void *arg)
 	int fd, i;
 
 	w->err = 1;
-	if (pin_to(w->cpu))
+	if (pfm_pin(0, w->cpu))
 		return NULL;
 	fd = pfm_create(0);
 	if (fd < 0)
@@ -1046,7 +990,7 @@ static int rdpmc_in_child(int cpu, int with_unloaded_context,
 
 	pid = fork();
 	if (pid == 0) {
-		if (cpu >= 0 && pin_to(cpu))
+		if (cpu >= 0 && pfm_pin(0, cpu))
 			_exit(1);
 		if (with_unloaded_context) {
 			int fd = pfm_create(0);
@@ -1082,7 +1026,7 @@ TEST_F(count, rdpmc_denied_to_others)
 
 	if (rdpmc_always_allowed())
 		SKIP(return, "perf allows RDPMC to every thread");
-	ASSERT_EQ(0, pin_to(cpu));
+	ASSERT_EQ(0, pfm_pin(0, cpu));
 	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
 	ASSERT_EQ(0, pfm_start(self->fd, NULL));
 	EXPECT_EQ(SIGSEGV, rdpmc_in_child(cpu, 0, &self->pmu));
@@ -1108,7 +1052,7 @@ TEST_F(count, rdpmc_denied_to_monitored_others)
 
 	if (rdpmc_always_allowed())
 		SKIP(return, "perf allows RDPMC to every thread");
-	ASSERT_EQ(0, pin_to(cpu));
+	ASSERT_EQ(0, pfm_pin(0, cpu));
 	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
 	ASSERT_EQ(0, pfm_start(self->fd, NULL));
 	/* pinned to the same CPU, as its parent */
@@ -1196,7 +1140,7 @@ static void *rdpmc_spinner(void *arg)
 		return NULL;
 	}
 	while (!__atomic_load_n(&sp->stop, __ATOMIC_RELAXED)) {
-		if (rdpmc_safe(0, &v))
+		if (pfm_rdpmc_safe(0, &v))
 			sp->faults++;
 		else
 			sp->reads++;
@@ -1372,7 +1316,7 @@ static int rdpmc_run(const struct pfm_pmu *pmu, int cpu, unsigned long n,
 			goto out;
 		/* 0 takes RDPMC away, perfmon's rule as perf's */
 		if (!set || set[0] != '0')
-			r->rdpmc_ok[i] = !rdpmc_safe(0, &r->raw[i]);
+			r->rdpmc_ok[i] = !pfm_rdpmc_safe(0, &r->raw[i]);
 	}
 	r->what = "stop";
 	r->err = 0;
@@ -1409,7 +1353,7 @@ TEST_F_TIMEOUT(rdpmc_values, kept_across_perf_rdpmc_changes, 300)
 	if (strcmp(orig, "1\n"))
 		SKIP(return, "rdpmc is %s", orig);
 	snprintf(self->saved, sizeof(self->saved), "%s", orig);
-	ASSERT_EQ(0, pin_to(cpu));
+	ASSERT_EQ(0, pfm_pin(0, cpu));
 	for (k = 0; k < 2; k++) {
 		ret[k] = rdpmc_run(&self->pmu, cpu, ns[k], orig, &r[k]);
 		err = errno;
@@ -1486,16 +1430,6 @@ static int cpu1_set_online(int online)
 	return pfm_file_write(CPU1_ONLINE, online ? "1\n" : "0\n");
 }
 
-/* Let a stopped thread (or the caller, pid 0) run on @cpu only. */
-static int pin_pid(pid_t pid, int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(pid, sizeof(set), &set);
-}
-
 /* The counted child: n iterations, a stop, n more. */
 static void loop_stop_loop(unsigned long n)
 {
@@ -1542,7 +1476,7 @@ static pid_t child_stopped_on(int fd, const struct pfm_pmu *pmu,
 	pid = pfm_fork_stopped(loop_stop_loop, n);
 	if (pid < 0)
 		return -1;
-	if (pin_pid(pid, cpu) || pfm_program(fd, pmu, PFM_EVT_USR) ||
+	if (pfm_pin(pid, cpu) || pfm_program(fd, pmu, PFM_EVT_USR) ||
 	    pfm_load(fd, pid) || pfm_start(fd, NULL) ||
 	    ptrace(PTRACE_CONT, pid, NULL, NULL) ||
 	    waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
@@ -1591,7 +1525,7 @@ static int child_across(const struct pfm_pmu *pmu, unsigned long n, int cpu,
 	if (event(lose))
 		goto out;
 	/* the kernel moved it if the CPU left: back to it */
-	if (pin_pid(pid, cpu))
+	if (pfm_pin(pid, cpu))
 		goto out;
 	if (pfm_cont_wait_exit(pid))
 		goto out;
@@ -1649,7 +1583,7 @@ static int overflow_child(int fd, const struct pfm_pmu *pmu, __u64 start,
 	pid = pfm_fork_stopped_loop(n);
 	if (pid < 0)
 		return -1;
-	if (pin_pid(pid, 1) || pfm_load(fd, pid) || pfm_start(fd, NULL) ||
+	if (pfm_pin(pid, 1) || pfm_load(fd, pid) || pfm_start(fd, NULL) ||
 	    pfm_cont_wait_exit(pid)) {
 		pfm_kill(pid);
 		return -1;
@@ -1734,7 +1668,7 @@ static int suspend_self(const struct pfm_pmu *pmu, unsigned long n,
 	fd = pfm_create(0);
 	if (fd < 0)
 		return -1;
-	if (!pin_pid(0, 0) && !pfm_program(fd, pmu, PFM_EVT_USR) &&
+	if (!pfm_pin(0, 0) && !pfm_program(fd, pmu, PFM_EVT_USR) &&
 	    !pfm_load(fd, pfm_gettid()) && !pfm_start(fd, NULL)) {
 		pfm_loop(n);
 		ret = suspend_core(0);
@@ -1867,7 +1801,7 @@ static int run_on_cpu1(int fd, const struct pfm_pmu *pmu, __u64 start,
 	pid = pfm_fork_stopped_loop(n);
 	if (pid < 0)
 		return -1;
-	if (pin_pid(pid, 1) || pfm_load(fd, pid) || pfm_start(fd, NULL) ||
+	if (pfm_pin(pid, 1) || pfm_load(fd, pid) || pfm_start(fd, NULL) ||
 	    pfm_cont_wait_exit(pid)) {
 		pfm_kill(pid);
 		return -1;
@@ -2006,7 +1940,7 @@ TEST_F_TIMEOUT(pmi, unexpected_overflow_keeps_pmi, 300)
 	int i = self->rogue, status_;
 
 	/* perfmon holds the PMU for the whole test: a context counts on CPU 0 */
-	ASSERT_EQ(0, pin_pid(0, 0));
+	ASSERT_EQ(0, pfm_pin(0, 0));
 	self->fd = pfm_create(0);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, pfm_write_pmcs(self->fd, &(struct pfarg_pmc){
@@ -2041,7 +1975,7 @@ TEST_F_TIMEOUT(pmi, unexpected_overflow_keeps_pmi, 300)
 	self->child = fork();
 	ASSERT_LE(0, self->child);
 	if (self->child == 0) {
-		if (pin_pid(0, 1))
+		if (pfm_pin(0, 1))
 			_exit(1);
 		pfm_loop(N);
 		_exit(0);
@@ -2159,7 +2093,7 @@ static int read_cpu_pmu(int cpu, struct cpu_pmu *c)
 {
 	unsigned int r[4], nr_fixed;
 
-	if (pin_to(cpu))
+	if (pfm_pin(0, cpu))
 		return -1;
 	cpuid(0x1a, 0, r);
 	c->type = r[0] >> 24;
@@ -2484,10 +2418,10 @@ TEST_F(hybrid, description_is_common_set)
 		      PFM_FIXED_BASE + self->pmu.nr_fixed, 0);
 
 	expect_common_regs(_metadata, self->fd, &self->pmu, "unloaded");
-	ASSERT_EQ(0, pin_to(self->cpu[CPU_P]));
+	ASSERT_EQ(0, pfm_pin(0, self->cpu[CPU_P]));
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 	expect_common_regs(_metadata, self->fd, &self->pmu, "loaded on P");
-	ASSERT_EQ(0, pin_to(self->cpu[CPU_E]));
+	ASSERT_EQ(0, pfm_pin(0, self->cpu[CPU_E]));
 	expect_common_regs(_metadata, self->fd, &self->pmu, "loaded on E");
 	for (i = self->pmu.nr_gp; i < MAX_GP || i == self->pmu.nr_gp; i++)
 		expect_no_reg(_metadata, self->fd, i, 1);
@@ -2669,11 +2603,11 @@ static int child_moved(const struct pfm_pmu *pmu, unsigned long n,
 	if (pid < 0)
 		goto out;
 	*what = "pin, load, start, continue";
-	if (pin_pid(pid, cpu[0]) || pfm_load(fd, pid) ||
+	if (pfm_pin(pid, cpu[0]) || pfm_load(fd, pid) ||
 	    pfm_start(fd, NULL) || ptrace(PTRACE_CONT, pid, NULL, NULL))
 		goto out;
 	while (!(w = waitpid(pid, &status, WNOHANG))) {
-		if (!pin_pid(pid, cpu[(*flips + 1) & 1]))
+		if (!pfm_pin(pid, cpu[(*flips + 1) & 1]))
 			(*flips)++;
 		usleep(FLIP_US);
 	}
@@ -2792,9 +2726,9 @@ static int perf_leave_values(int cpu, struct leftovers *l)
 	pfm_loop(N);
 	l->why = "RDPMC faulted, a perf event mapped";
 	for (i = 0; i < NR_PERF_GP; i++)
-		if (rdpmc_safe(i, &l->gp[i]))
+		if (pfm_rdpmc_safe(i, &l->gp[i]))
 			goto out;
-	l->fixed3_read = !rdpmc_safe(RDPMC_FIXED | 3, &l->fixed3);
+	l->fixed3_read = !pfm_rdpmc_safe(RDPMC_FIXED | 3, &l->fixed3);
 	l->why = "perf left counter 6 or 7 of the P CPU at 0";
 	if (l->gp[6] && l->gp[7]) {
 		l->why = NULL;
@@ -2818,7 +2752,7 @@ static void expect_p_only_zero(struct __test_metadata *_metadata,
 	int faulted;
 
 	for (i = 0; i < ARRAY_SIZE(idx); i++) {
-		faulted = rdpmc_safe(idx[i], &v);
+		faulted = pfm_rdpmc_safe(idx[i], &v);
 		ksft_print_msg("%s: RDPMC %#x on P: %s%#llx\n", when, idx[i],
 			       faulted ? "faulted " : "",
 			       (unsigned long long)v);
@@ -2843,6 +2777,7 @@ TEST_F_TIMEOUT(hybrid, rdpmc_p_only_counters_zero, 300)
 	struct leftovers l;
 	char knob[16];
 	struct hyb_regs r;
+	unsigned int idx;
 	int t, j;
 
 	if (pfm_file_read(pfm_rdpmc_knob_path(), knob, sizeof(knob)) > 0 &&
@@ -2851,7 +2786,7 @@ TEST_F_TIMEOUT(hybrid, rdpmc_p_only_counters_zero, 300)
 	if (knob[0] == '2')
 		ksft_print_msg("%s is 2: perf may clear its leftovers itself\n",
 			       pfm_rdpmc_knob_path());
-	ASSERT_EQ(0, pin_to(self->cpu[CPU_P]));
+	ASSERT_EQ(0, pfm_pin(0, self->cpu[CPU_P]));
 	if (perf_leave_values(self->cpu[CPU_P], &l))
 		SKIP(return, "cannot leave values in counters 6 and 7: %s%s%s",
 		     l.why, l.err ? ": " : "", l.err ? strerror(l.err) : "");
@@ -2870,12 +2805,12 @@ TEST_F_TIMEOUT(hybrid, rdpmc_p_only_counters_zero, 300)
 	expect_p_only_zero(_metadata, "first load on P");
 
 	for (t = CPU_P; t <= CPU_E; t++) {
-		ASSERT_EQ(0, pin_to(self->cpu[t]));
+		ASSERT_EQ(0, pfm_pin(0, self->cpu[t]));
 		pfm_loop(N);
 		for (j = 0; j < r.nr; j++) {
 			mask = (1ULL << r.width[j]) - 1;
-			ASSERT_EQ(0, rdpmc_safe(r.num[j] ? RDPMC_FIXED : 0,
-						&raw))
+			idx = r.num[j] ? RDPMC_FIXED : 0;
+			ASSERT_EQ(0, pfm_rdpmc_safe(idx, &raw))
 				TH_LOG("RDPMC of PMD%u on %s faulted", r.num[j],
 				       t == CPU_P ? "P" : "E");
 			ASSERT_EQ(0, pfm_read_pmd(self->fd, r.num[j], &val));
@@ -2899,8 +2834,8 @@ TEST_F_TIMEOUT(hybrid, rdpmc_p_only_counters_zero, 300)
 			       (unsigned long long)d[CPU_E][j]);
 	/* the hardware's rule, not perfmon's: logged */
 	ksft_print_msg("RDPMC 6 on E (no such counter): %s\n",
-		       rdpmc_safe(6, &raw) ? "faulted" : "read");
-	ASSERT_EQ(0, pin_to(self->cpu[CPU_P]));
+		       pfm_rdpmc_safe(6, &raw) ? "faulted" : "read");
+	ASSERT_EQ(0, pfm_pin(0, self->cpu[CPU_P]));
 	pfm_loop(N);
 	expect_p_only_zero(_metadata, "back on P");
 	EXPECT_EQ(0, pfm_stop(self->fd));
@@ -2956,7 +2891,7 @@ TEST_F_TIMEOUT(hybrid, fixed3_bits_take_default, 300)
 			v[i][j] = r.val[j];
 		/* written live on each type, counting on P */
 		for (t = CPU_E; t >= CPU_P; t--) {
-			ASSERT_EQ(0, pin_to(self->cpu[t]));
+			ASSERT_EQ(0, pfm_pin(0, self->cpu[t]));
 			ASSERT_EQ(0, pfm_start(self->fd, NULL));
 			pfm_pmc_set(&pmc, PFM_FIXED_BASE,
 				    PFM_FIXED_USR | FIXED3_BITS);
@@ -2967,7 +2902,7 @@ TEST_F_TIMEOUT(hybrid, fixed3_bits_take_default, 300)
 		}
 		if (rdpmc_ok) {
 			f3 = 0;
-			EXPECT_EQ(0, rdpmc_safe(RDPMC_FIXED | 3, &f3));
+			EXPECT_EQ(0, pfm_rdpmc_safe(RDPMC_FIXED | 3, &f3));
 			EXPECT_EQ(0ULL, f3)
 				TH_LOG("fixed counter 3 counted on P: %#llx",
 				       (unsigned long long)f3);

@@ -572,28 +572,18 @@ static int self_context(const struct pfm_pmu *pmu, unsigned int flags)
 	return fd;
 }
 
-/* task_sessions_count, or -1. */
-static long sessions(void)
-{
-	__u64 val;
-
-	if (pfm_sysfs_u64("task_sessions_count", &val))
-		return -1;
-	return val;
-}
-
 /*
  * task_sessions_count once it equals @want, or what it is after @ms
  * milliseconds: a task that exited may need a moment to be released.
  */
 static long wait_sessions_ms(long want, int ms)
 {
-	long val = sessions();
+	long val = pfm_sessions();
 	int i;
 
 	for (i = 0; i < ms / 10 && val != want; i++) {
 		usleep(10000);
-		val = sessions();
+		val = pfm_sessions();
 	}
 	return val;
 }
@@ -695,7 +685,7 @@ TEST_F_TIMEOUT(family, exact, 600)
 {
 	int with_self = !!(variant->flags & PFM_FL_INHERIT);
 	struct counts c[NR_ROUNDS];
-	long base = sessions();
+	long base = pfm_sessions();
 	unsigned int i;
 	int err;
 
@@ -742,25 +732,6 @@ static __u64 followers_insn(const struct counts *c)
 static __u64 followers_branch(const struct counts *c)
 {
 	return c->branch - c->self_branch;
-}
-
-/* Pin the caller to one CPU; the first two CPUs we may run on. */
-static int two_cpus(int *a, int *b)
-{
-	cpu_set_t set;
-	int cpu, n = 0;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return -1;
-	for (cpu = 0; cpu < CPU_SETSIZE && n < 2; cpu++) {
-		if (!CPU_ISSET(cpu, &set))
-			continue;
-		if (n++)
-			*b = cpu;
-		else
-			*a = cpu;
-	}
-	return n == 2 ? 0 : -1;
 }
 
 /*
@@ -1098,7 +1069,7 @@ TEST_F_TIMEOUT(inherit, barrier_exit_two_cpus, 600)
 	unsigned int r;
 	long i;
 
-	if (two_cpus(&cpus[0], &cpus[1]))
+	if (pfm_two_cpus(&cpus[0], &cpus[1]))
 		SKIP(return, "needs two CPUs");
 	bar = self->mem;
 	memset(bar, 0, sizeof(*bar));
@@ -1305,7 +1276,7 @@ static int wait_exit0(pid_t pid)
 TEST_F_TIMEOUT(inherit, close_with_live_followers, 300)
 {
 	pthread_t t[NR_CLOSE_THREADS];
-	long base = sessions();
+	long base = pfm_sessions();
 	int p[2], i;
 	void *ret;
 
@@ -1315,13 +1286,13 @@ TEST_F_TIMEOUT(inherit, close_with_live_followers, 300)
 	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, pfm_start(self->fd, NULL));
-	EXPECT_EQ(base + 1, sessions());
+	EXPECT_EQ(base + 1, pfm_sessions());
 	for (i = 0; i < NR_CLOSE_THREADS; i++)
 		ASSERT_EQ(0, pthread_create(&t[i], NULL, pipe_follower, t));
 	self->child = fork_pipe_follower(t);
 	ASSERT_LT(0, self->child);
 	/* each live follower is an attached context */
-	EXPECT_EQ(base + 1 + NR_CLOSE_THREADS + 1, sessions());
+	EXPECT_EQ(base + 1 + NR_CLOSE_THREADS + 1, pfm_sessions());
 
 	EXPECT_EQ(0, close(self->fd));
 	self->fd = -1;
@@ -1339,7 +1310,7 @@ TEST_F_TIMEOUT(inherit, close_with_live_followers, 300)
 	/* nothing of the old context is left on the monitored thread */
 	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
 	EXPECT_LE(0, self->fd) TH_LOG("load after close: %s", strerror(errno));
-	EXPECT_EQ(base + 1, sessions());
+	EXPECT_EQ(base + 1, pfm_sessions());
 	if (self->fd >= 0)
 		close(self->fd);
 	self->fd = -1;
@@ -1427,7 +1398,7 @@ TEST_F_TIMEOUT(inherit, create_exit_cycles, 900)
 	struct slab_snap *before = &slab_before;
 	struct counts w, ca, cb;
 	struct timespec t0, t1;
-	long base = sessions();
+	long base = pfm_sessions();
 	__u64 fa, fb;
 	int slabs;
 
@@ -1663,7 +1634,7 @@ TEST_F_TIMEOUT(inherit, clone_fault_injection, 900)
 	int sweeps = env_long(SWEEPS_ENV, SWEEPS);
 	struct counts a, b, d;
 	int nf, k, e, proc, slabs;
-	long base = sessions();
+	long base = pfm_sessions();
 
 	ASSERT_LE(0, base);
 	nf = open_fail_nth();
@@ -1985,7 +1956,7 @@ static int wait_asleep(pid_t pid, pid_t tid)
 
 TEST_F_TIMEOUT(inherit, no_inherit_sessions, 120)
 {
-	long base = sessions();
+	long base = pfm_sessions();
 	pthread_t t;
 	int p[2];
 	void *ret;
@@ -1999,7 +1970,7 @@ TEST_F_TIMEOUT(inherit, no_inherit_sessions, 120)
 	ASSERT_EQ(0, pthread_create(&t, NULL, pipe_follower, NULL));
 	self->child = fork_pipe_follower(NULL);
 	ASSERT_LT(0, self->child);
-	EXPECT_EQ(base + 1, sessions());
+	EXPECT_EQ(base + 1, pfm_sessions());
 	/* and the context can still be reprogrammed */
 	EXPECT_EQ(0, pfm_write_pmd(self->fd, 0, 0));
 	ASSERT_EQ(2, write(p[1], "xx", 2));
@@ -2009,7 +1980,7 @@ TEST_F_TIMEOUT(inherit, no_inherit_sessions, 120)
 	self->child = -1;
 	close(p[0]);
 	close(p[1]);
-	EXPECT_EQ(base + 1, sessions());
+	EXPECT_EQ(base + 1, pfm_sessions());
 	close(self->fd);
 	self->fd = -1;
 	EXPECT_EQ(base, wait_sessions(base));
@@ -2461,7 +2432,7 @@ TEST_F_TIMEOUT(inherit, followers_start_with_original, 300)
 TEST_F_TIMEOUT(inherit, tasks_before_load_untouched, 300)
 {
 	struct counts a, b, c[NR_ROUNDS];
-	long base = sessions();
+	long base = pfm_sessions();
 	unsigned int i;
 
 	ASSERT_LE(0, base);
@@ -2471,7 +2442,7 @@ TEST_F_TIMEOUT(inherit, tasks_before_load_untouched, 300)
 		ASSERT_EQ(0, gated_spawn());
 		self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
 		ASSERT_LE(0, self->fd);
-		EXPECT_EQ(base + 1, sessions());
+		EXPECT_EQ(base + 1, pfm_sessions());
 		ASSERT_EQ(0, read_counts(self->fd, 1, &a));
 		ASSERT_EQ(0, pfm_start(self->fd, NULL));
 		gated_open();
@@ -2511,7 +2482,7 @@ static int orig_main(void *arg)
 TEST_F_TIMEOUT(inherit, original_exits_first, 300)
 {
 	struct counts c[NR_ROUNDS];
-	long base = sessions(), pid;
+	long base = pfm_sessions(), pid;
 	unsigned int i;
 
 	ASSERT_LE(0, base);
@@ -2554,7 +2525,7 @@ TEST_F_TIMEOUT(inherit, unload_keeps_totals, 300)
 {
 	unsigned long w;
 	struct counts v1, v2, v3;
-	long base = sessions();
+	long base = pfm_sessions();
 
 	ASSERT_LE(0, base);
 	sy = self->mem;
@@ -2649,7 +2620,7 @@ static void *follow_race_creator(void *arg)
 TEST_F_TIMEOUT(inherit, follow_race_close_unload, 900)
 {
 	long rounds = env_long(FOLLOW_RACE_ENV, FOLLOW_RACE_ROUNDS);
-	long base = sessions(), left, closes = 0, unloads = 0, created = 0;
+	long base = pfm_sessions(), left, closes = 0, unloads = 0, created = 0;
 	struct follow_race fr;
 	struct timespec t0, t1;
 	unsigned int seed;
@@ -2725,7 +2696,7 @@ TEST_F_TIMEOUT(inherit, follow_race_close_unload, 900)
 	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
 	ASSERT_LE(0, self->fd) TH_LOG("load after the race: %s",
 				      strerror(errno));
-	EXPECT_EQ(base + 1, sessions());
+	EXPECT_EQ(base + 1, pfm_sessions());
 	EXPECT_EQ(0, pfm_start(self->fd, NULL));
 	pfm_loop(1000);
 	EXPECT_EQ(0, pfm_stop(self->fd));

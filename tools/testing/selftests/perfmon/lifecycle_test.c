@@ -58,31 +58,22 @@ FIXTURE_TEARDOWN(life)
 	pfm_paranoid_restore(self->paranoid);
 }
 
-static long sessions(void)
-{
-	__u64 val;
-
-	if (pfm_sysfs_u64("task_sessions_count", &val))
-		return -1;
-	return val;
-}
-
 /* The values stay readable after the monitored child exits. */
 TEST_F(life, exit_of_monitored_child)
 {
 	__u64 insn, branch;
-	long before = sessions();
+	long before = pfm_sessions();
 
 	ASSERT_LE(0, before);
 	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
 	self->child = pfm_fork_stopped_loop(N);
 	ASSERT_LT(0, self->child);
 	ASSERT_EQ(0, pfm_load(self->fd, self->child));
-	EXPECT_EQ(before + 1, sessions());
+	EXPECT_EQ(before + 1, pfm_sessions());
 	ASSERT_EQ(0, pfm_start(self->fd, NULL));
 	ASSERT_EQ(0, pfm_cont_wait_exit(self->child));
 	self->child = -1;
-	EXPECT_EQ(before, sessions());
+	EXPECT_EQ(before, pfm_sessions());
 	ASSERT_EQ(0, pfm_read2(self->fd, &insn, &branch));
 	EXPECT_LE(N * PFM_LOOP_INSN, insn);
 	EXPECT_GT(N * PFM_LOOP_INSN + 10000, insn);
@@ -166,7 +157,7 @@ static void start_on_child(struct __test_metadata *_metadata, int fd,
  */
 TEST_F(life, close_attached_then_exit)
 {
-	long before = sessions();
+	long before = pfm_sessions();
 
 	ASSERT_LE(0, before);
 	start_on_child(_metadata, self->fd, &self->pmu, &self->child);
@@ -174,7 +165,7 @@ TEST_F(life, close_attached_then_exit)
 	self->fd = -1;
 	EXPECT_EQ(0, pfm_cont_wait_exit(self->child));
 	self->child = -1;
-	EXPECT_EQ(before, sessions());
+	EXPECT_EQ(before, pfm_sessions());
 	/* no context left on this thread or any other */
 	self->fd = pfm_create(0);
 	ASSERT_LE(0, self->fd);
@@ -184,7 +175,7 @@ TEST_F(life, close_attached_then_exit)
 /* The same, the child killed while stopped. */
 TEST_F(life, close_attached_then_kill)
 {
-	long before = sessions();
+	long before = pfm_sessions();
 
 	ASSERT_LE(0, before);
 	start_on_child(_metadata, self->fd, &self->pmu, &self->child);
@@ -192,13 +183,13 @@ TEST_F(life, close_attached_then_kill)
 	self->fd = -1;
 	pfm_kill(self->child);
 	self->child = -1;
-	EXPECT_EQ(before, sessions());
+	EXPECT_EQ(before, pfm_sessions());
 }
 
 /* The same, the child running (asleep) when the fd is closed. */
 TEST_F(life, close_attached_running)
 {
-	long before = sessions();
+	long before = pfm_sessions();
 	int status;
 
 	ASSERT_LE(0, before);
@@ -211,7 +202,7 @@ TEST_F(life, close_attached_running)
 	self->child = -1;
 	EXPECT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
-	EXPECT_EQ(before, sessions());
+	EXPECT_EQ(before, pfm_sessions());
 }
 
 /* Count start to stop without touching the PMDs. */
@@ -227,7 +218,7 @@ static int window(int fd, unsigned long n)
 TEST_F(life, unload_reload)
 {
 	__u64 first[3], second[3], branch;
-	long before = sessions();
+	long before = pfm_sessions();
 	int i;
 
 	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
@@ -235,10 +226,10 @@ TEST_F(life, unload_reload)
 		ASSERT_EQ(0, pfm_write_pmd(self->fd, 0, 0));
 		ASSERT_EQ(0, pfm_write_pmd(self->fd, 1, 0));
 		ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
-		EXPECT_EQ(before + 1, sessions());
+		EXPECT_EQ(before + 1, pfm_sessions());
 		ASSERT_EQ(0, window(self->fd, N));
 		ASSERT_EQ(0, pfm_unload_context(self->fd));
-		EXPECT_EQ(before, sessions());
+		EXPECT_EQ(before, pfm_sessions());
 		ASSERT_EQ(0, pfm_read2(self->fd, &first[i], &branch));
 		ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 		ASSERT_EQ(0, window(self->fd, N));
@@ -254,7 +245,7 @@ TEST_F(life, unload_reload)
 	self->child = pfm_fork_stopped_loop(N);
 	ASSERT_LT(0, self->child);
 	EXPECT_EQ(0, pfm_load(self->fd, self->child));
-	EXPECT_EQ(before + 1, sessions());
+	EXPECT_EQ(before + 1, pfm_sessions());
 }
 
 /*
@@ -587,21 +578,12 @@ static void spin(unsigned int n)
 		__asm__ __volatile__("" ::: "memory");
 }
 
-static int pin(pid_t pid, int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(pid, sizeof(set), &set);
-}
-
 static void *killer(void *p)
 {
 	struct race *r = p;
 	int round = 0;
 
-	pin(0, 1);
+	pfm_pin(0, 1);
 	for (;;) {
 		while (__atomic_load_n(&r->round, __ATOMIC_ACQUIRE) == round)
 			syscall(SYS_futex, &r->round, FUTEX_WAIT, round, NULL);
@@ -654,14 +636,14 @@ TEST_F_TIMEOUT(life, load_races_kill, 900)
 
 	if (rounds <= 0)
 		rounds = RACE_ROUNDS;
-	if (pin(0, 0) || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+	if (pfm_pin(0, 0) || sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "needs CPUs 0 and 1");
 	perf = perf_has_pmu();
 	ASSERT_EQ(0, pthread_create(&thread, NULL, killer, &r));
 	for (i = 1; i <= rounds; i++) {
 		r.pid = race_tracee_start();
 		ASSERT_LT(0, r.pid);
-		ASSERT_EQ(0, pin(r.pid, 1));
+		ASSERT_EQ(0, pfm_pin(r.pid, 1));
 		fd = pfm_create(0);
 		ASSERT_LE(0, fd);
 		ASSERT_EQ(0, pfm_program(fd, &self->pmu, PFM_EVT_USR));
@@ -686,9 +668,9 @@ TEST_F_TIMEOUT(life, load_races_kill, 900)
 			ASSERT_EQ(0, err) TH_LOG("round %ld: load: %s", i,
 						 strerror(err));
 		/* reaped: its context, if it got one, was detached */
-		ASSERT_EQ(0, sessions()) TH_LOG("round %ld, load %d", i, ret);
+		ASSERT_EQ(0, pfm_sessions()) TH_LOG("round %ld, load %d", i, ret);
 		close(fd);
-		ASSERT_EQ(0, sessions()) TH_LOG("round %ld, closed", i);
+		ASSERT_EQ(0, pfm_sessions()) TH_LOG("round %ld, closed", i);
 	}
 	__atomic_store_n(&r.round, -1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &r.round, FUTEX_WAKE, 1, NULL);
@@ -936,7 +918,7 @@ TEST_F_TIMEOUT(life, race_stress, 600)
 		close(st.fds[i]);
 	ksft_print_msg("stress for %ld s: %ld calls on contexts, %ld failed with a listed errno\n",
 		       secs, calls, errs);
-	EXPECT_EQ(0, sessions());
+	EXPECT_EQ(0, pfm_sessions());
 	if (!perf)
 		EXPECT_EQ(0, perf_has_pmu());
 }

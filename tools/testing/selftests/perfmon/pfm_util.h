@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,6 +175,16 @@ static inline int pfm_sysfs_u64(const char *name, __u64 *val)
 	if (errno || end == buf || *end != '\n' || end[1])
 		return -1;
 	return 0;
+}
+
+/* task_sessions_count, or -1. */
+static inline long pfm_sessions(void)
+{
+	__u64 val;
+
+	if (pfm_sysfs_u64("task_sessions_count", &val))
+		return -1;
+	return val;
 }
 
 /* Write a string to a perfmon sysfs file: 0, or -1 with errno set. */
@@ -529,6 +541,36 @@ static inline __u64 pfm_rdpmc(unsigned int idx)
 	return (__u64)hi << 32 | lo;
 }
 
+static inline sigjmp_buf *pfm_rdpmc_jmp(void)
+{
+	static __thread sigjmp_buf jmp;
+
+	return &jmp;
+}
+
+static inline void pfm_rdpmc_fault(int sig)
+{
+	siglongjmp(*pfm_rdpmc_jmp(), 1);
+}
+
+/* RDPMC that survives its fault: 0 and *val, or -1 after SIGSEGV. */
+static inline int pfm_rdpmc_safe(unsigned int idx, __u64 *val)
+{
+	struct sigaction sa, old;
+	int ret = 0;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = pfm_rdpmc_fault;
+	if (sigaction(SIGSEGV, &sa, &old))
+		return -1;
+	if (sigsetjmp(*pfm_rdpmc_jmp(), 1))
+		ret = -1;
+	else
+		*val = pfm_rdpmc(idx);
+	sigaction(SIGSEGV, &old, NULL);
+	return ret;
+}
+
 /*
  * Self-monitoring measurement with the set-up of pfm_program() on a context
  * loaded on the caller: zero the counters, start, run pfm_loop(n), stop,
@@ -637,6 +679,35 @@ static inline void pfm_kill(pid_t pid)
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 	}
+}
+
+/* Let the thread @pid (0: the caller) run on @cpu only. */
+static inline int pfm_pin(pid_t pid, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(pid, sizeof(set), &set);
+}
+
+/* The first two CPUs the caller may run on: 0, or -1 if it has one. */
+static inline int pfm_two_cpus(int *a, int *b)
+{
+	cpu_set_t set;
+	int cpu, n = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return -1;
+	for (cpu = 0; cpu < CPU_SETSIZE && n < 2; cpu++) {
+		if (!CPU_ISSET(cpu, &set))
+			continue;
+		if (n++)
+			*b = cpu;
+		else
+			*a = cpu;
+	}
+	return n == 2 ? 0 : -1;
 }
 
 /*
