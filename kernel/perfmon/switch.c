@@ -52,6 +52,9 @@
  * @busy: a context is being saved or loaded on this CPU
  * @rdpmc: perfmon lets the thread running here read counters from user
  *	space
+ * @unusable: this CPU lacks counters of the PMU description (a core type
+ *	of a hybrid processor that no CPU up at boot had): no context is
+ *	loaded here
  * @gen: pfm_pmu_gen when this CPU last reset its PMU
  * @dirty: counters holding values of contexts that are not live here
  * @pmcs: what this CPU's PMCs hold, when the PMU has a global disable
