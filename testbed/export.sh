@@ -21,7 +21,7 @@ git format-patch -q --zero-commit --no-signature --no-cover-letter \
 
 rm -f "$TOP"/[0-9][0-9][0-9][0-9]-*.patch
 {
-	echo "# perfmon-lite for Linux 6.12: apply in this order (git am or quilt)"
+	echo "# perfmon-lite for Linux $KSRC_SERIES: apply in this order (git am or quilt)"
 	for p in "$out"/*.patch; do
 		cp "$p" "$TOP/"
 		basename "$p"

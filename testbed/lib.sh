@@ -6,13 +6,17 @@ TESTBED=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$TESTBED/.." && pwd)
 CACHE=${PERFMON_CACHE:-/var/cache/perfmon-lite}
 
-# The kernel the series is checked against: Debian's linux-source-6.12,
-# the newest 6.12.y in the archive when it is installed (setup.sh). The
-# cache follows the version installed (ensure_kernel_source), and the
-# series stage says which one it applied to.
-KSRC_PKG=linux-source-6.12
-KSRC_TARBALL=/usr/src/linux-source-6.12.tar.xz
-PRISTINE=$CACHE/src/linux-source-6.12
+# The kernel the series is checked against: Debian's linux-source-7.3,
+# the newest 7.3.y in the archive when it is installed (setup.sh), from
+# the trixie-backports suite, which setup.sh adds pinned so that nothing
+# else comes from it. The cache follows the version installed
+# (ensure_kernel_source), and the series stage says which one it applied
+# to.
+KSRC_SERIES=7.3
+KSRC_PKG=linux-source-$KSRC_SERIES
+KSRC_SUITE=trixie-backports
+KSRC_TARBALL=/usr/src/$KSRC_PKG.tar.xz
+PRISTINE=$CACHE/src/$KSRC_PKG
 BASE_REPO=$CACHE/base
 BASE_TAG=perfmon-base
 
@@ -54,15 +58,17 @@ ksrc_version() {
 
 # Make sure the kernel source package is there and extracted, once per
 # version: another version installed (apt-get install --only-upgrade
-# linux-source-6.12) is extracted again, and the base repository made
+# linux-source-7.3) is extracted again, and the base repository made
 # again from it.
 ensure_kernel_source() {
 	local ver
 
 	if [ ! -f "$KSRC_TARBALL" ]; then
 		msg "installing $KSRC_PKG, the newest in the archive"
+		add_ksrc_suite
 		apt-get update -qq >&2
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$KSRC_PKG" >&2
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends "$KSRC_PKG/$KSRC_SUITE" >&2
 	fi
 	ver=$(ksrc_version)
 	# a cache older than the version file holds the version installed
@@ -78,10 +84,43 @@ ensure_kernel_source() {
 		rm -rf "$PRISTINE.tmp"
 		mkdir -p "$PRISTINE.tmp"
 		tar -C "$PRISTINE.tmp" -xf "$KSRC_TARBALL"
-		mv "$PRISTINE.tmp/linux-source-6.12" "$PRISTINE"
+		mv "$PRISTINE.tmp/$KSRC_PKG" "$PRISTINE"
 		rmdir "$PRISTINE.tmp"
 		echo "$ver" >"$PRISTINE.version"
 	fi
+}
+
+# add_ksrc_suite: make the suite that has $KSRC_PKG known to apt, pinned
+# so that apt takes that one package from it and nothing else (an upgrade
+# of the machine keeps to bookworm). The archive is the one the machine's
+# bookworm entry names.
+add_ksrc_suite() {
+	local list=/etc/apt/sources.list.d/perfmon-lite-$KSRC_SUITE.sources
+	local pin=/etc/apt/preferences.d/perfmon-lite-$KSRC_SUITE
+	local uri
+
+	[ -e "$list" ] && [ -e "$pin" ] && return 0
+	uri=$(grep -rhoE '^(URIs:[[:space:]]*|deb[[:space:]]+)https?://[^[:space:]]+/debian/?' \
+		/etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null |
+		grep -v security | head -n 1 | grep -oE 'https?://.*')
+	uri=${uri:-http://deb.debian.org/debian}
+	msg "adding $KSRC_SUITE ($uri) for $KSRC_PKG only"
+	cat >"$list" <<-EOF
+		Types: deb
+		URIs: $uri
+		Suites: $KSRC_SUITE
+		Components: main
+		Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+	EOF
+	cat >"$pin" <<-EOF
+		Package: *
+		Pin: release n=$KSRC_SUITE
+		Pin-Priority: 1
+
+		Package: $KSRC_PKG
+		Pin: release n=$KSRC_SUITE
+		Pin-Priority: 500
+	EOF
 }
 
 # A git repository of the pristine source, commit tagged $BASE_TAG.

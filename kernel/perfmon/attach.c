@@ -369,7 +369,7 @@ int pfm_family_init(struct pfm_context *ctx)
 {
 	struct pfm_family *fam;
 
-	fam = kzalloc(sizeof(*fam), GFP_KERNEL_ACCOUNT);
+	fam = kzalloc_obj(*fam, GFP_KERNEL_ACCOUNT);
 	if (!fam)
 		return -ENOMEM;
 	mutex_init(&fam->lock);

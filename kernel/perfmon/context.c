@@ -23,7 +23,7 @@ struct pfm_context *pfm_context_alloc(u32 flags)
 	struct pfm_context *ctx;
 	unsigned int i;
 
-	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
+	ctx = kzalloc_obj(*ctx, GFP_KERNEL_ACCOUNT);
 	if (!ctx)
 		return NULL;
 

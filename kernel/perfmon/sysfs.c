@@ -257,7 +257,7 @@ static int __init pfm_sysfs_add_regs(struct kobject *parent,
 	for (i = 0; i < num; i++) {
 		if (!(desc[i].type & PFM_REG_IMPL))
 			continue;
-		r = kzalloc(sizeof(*r), GFP_KERNEL);
+		r = kzalloc_obj(*r);
 		if (!r)
 			return -ENOMEM;
 		r->desc = &desc[i];

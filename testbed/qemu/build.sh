@@ -40,8 +40,10 @@ have_src() { apt-cache showsrc qemu 2>/dev/null | grep -q '^Package: qemu'; }
 if ! have_src; then
 	if [ ! -e "$SRCLIST" ]; then
 		log "adding deb-src stanzas in $SRCLIST"
+		# not the suite the kernel source comes from (lib.sh): only
+		# bookworm's QEMU 7.2 takes the patches
 		for f in /etc/apt/sources.list.d/*.sources; do
-			[ "$f" = "$SRCLIST" ] && continue
+			case "$f" in "$SRCLIST" | */perfmon-lite-*) continue ;; esac
 			awk 'BEGIN{RS="";ORS="\n\n"} /(^|\n)Types:[^\n]*deb/ {sub(/Types:[^\n]*/,"Types: deb-src"); print}' "$f"
 		done | $SUDO tee "$SRCLIST" >/dev/null
 	fi
@@ -58,7 +60,9 @@ fi
 if ! ls -d "$QC"/src/qemu-7.2*/ >/dev/null 2>&1; then
 	log "fetching the qemu source package"
 	rm -rf "$QC/src.tmp" && mkdir -p "$QC/src.tmp"
-	(cd "$QC/src.tmp" && apt-get source qemu) >>"$LOG" 2>&1
+	# the version installed, 7.2 from bookworm, whatever else apt knows
+	qver=$(dpkg-query -W -f='${source:Version}' qemu-system-x86)
+	(cd "$QC/src.tmp" && apt-get source "qemu=$qver") >>"$LOG" 2>&1
 	mv "$QC/src.tmp" "$QC/src"
 fi
 pristine=$(ls -d "$QC"/src/qemu-7.2*/ | head -1)

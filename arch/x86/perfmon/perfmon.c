@@ -31,7 +31,7 @@ static bool pfm_x86_held;
 
 static void pfm_x86_write_pmc(unsigned int cnum, u64 value)
 {
-	wrmsrl(pfm_x86.pmc[cnum].addr, value);
+	wrmsrq(pfm_x86.pmc[cnum].addr, value);
 }
 
 static void pfm_x86_write_pmd(unsigned int cnum, u64 value)
@@ -40,7 +40,7 @@ static void pfm_x86_write_pmd(unsigned int cnum, u64 value)
 
 	if ((pfm_x86.flags & PFM_X86_FW_WRITE) && cnum < PFM_X86_FIXED_BASE)
 		addr = MSR_IA32_PMC0 + cnum;
-	wrmsrl(addr, value);
+	wrmsrq(addr, value);
 }
 
 /*
@@ -55,7 +55,7 @@ static u64 pfm_x86_read_pmd(unsigned int cnum)
 
 	if (cnum >= PFM_X86_FIXED_BASE)
 		idx = INTEL_PMC_FIXED_RDPMC_BASE | (cnum - PFM_X86_FIXED_BASE);
-	rdpmcl(idx, value);
+	value = rdpmc(idx);
 	return value;
 }
 
@@ -69,25 +69,25 @@ static u64 pfm_x86_global_bits(u64 pmds)
 static void pfm_x86_enable(u64 pmds)
 {
 	if (pfm_x86.flags & PFM_X86_INTEL_GLOBAL)
-		wrmsrl(MSR_CORE_PERF_GLOBAL_CTRL, pfm_x86_global_bits(pmds));
+		wrmsrq(MSR_CORE_PERF_GLOBAL_CTRL, pfm_x86_global_bits(pmds));
 	else if (pfm_x86.flags & PFM_X86_AMD_GLOBAL)
-		wrmsrl(MSR_AMD64_PERF_CNTR_GLOBAL_CTL, pmds);
+		wrmsrq(MSR_AMD64_PERF_CNTR_GLOBAL_CTL, pmds);
 }
 
 static void pfm_x86_disable(void)
 {
 	if (pfm_x86.flags & PFM_X86_INTEL_GLOBAL)
-		wrmsrl(MSR_CORE_PERF_GLOBAL_CTRL, 0);
+		wrmsrq(MSR_CORE_PERF_GLOBAL_CTRL, 0);
 	else if (pfm_x86.flags & PFM_X86_AMD_GLOBAL)
-		wrmsrl(MSR_AMD64_PERF_CNTR_GLOBAL_CTL, 0);
+		wrmsrq(MSR_AMD64_PERF_CNTR_GLOBAL_CTL, 0);
 }
 
 static void pfm_x86_ack(u64 pmds)
 {
 	if (pfm_x86.flags & PFM_X86_INTEL_GLOBAL)
-		wrmsrl(MSR_CORE_PERF_GLOBAL_OVF_CTRL, pfm_x86_global_bits(pmds));
+		wrmsrq(MSR_CORE_PERF_GLOBAL_OVF_CTRL, pfm_x86_global_bits(pmds));
 	else if (pfm_x86.flags & PFM_X86_AMD_GLOBAL)
-		wrmsrl(MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_CLR, pmds);
+		wrmsrq(MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_CLR, pmds);
 }
 
 /*
@@ -130,7 +130,7 @@ static void pfm_x86_reset(void)
 	pfm_x86_disable();
 	for (i = 0; i < pfm_x86.pmu.num_pmcs; i++)
 		if (pfm_x86.pmc[i].type & PFM_REG_IMPL)
-			wrmsrl(pfm_x86.pmc[i].addr, 0);
+			wrmsrq(pfm_x86.pmc[i].addr, 0);
 	for (i = 0; i < pfm_x86.pmu.num_pmds; i++)
 		if (pfm_x86.pmd[i].type & PFM_REG_IMPL)
 			pfm_x86_write_pmd(i, 0);
@@ -167,15 +167,15 @@ static u64 pfm_x86_ack_status(void)
 
 	if (pfm_x86.flags & PFM_X86_INTEL_GLOBAL) {
 		mask |= (u64)pfm_x86.fixed_mask << INTEL_PMC_IDX_FIXED;
-		rdmsrl(MSR_CORE_PERF_GLOBAL_STATUS, status);
+		rdmsrq(MSR_CORE_PERF_GLOBAL_STATUS, status);
 		status &= mask;
 		if (status)
-			wrmsrl(MSR_CORE_PERF_GLOBAL_OVF_CTRL, status);
+			wrmsrq(MSR_CORE_PERF_GLOBAL_OVF_CTRL, status);
 	} else if (pfm_x86.flags & PFM_X86_AMD_GLOBAL) {
-		rdmsrl(MSR_AMD64_PERF_CNTR_GLOBAL_STATUS, status);
+		rdmsrq(MSR_AMD64_PERF_CNTR_GLOBAL_STATUS, status);
 		status &= mask;
 		if (status)
-			wrmsrl(MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_CLR, status);
+			wrmsrq(MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_CLR, status);
 	}
 	return status;
 }

@@ -25,6 +25,7 @@
 #include <linux/printk.h>
 #include <linux/processor.h>
 #include <linux/smp.h>
+#include <asm/cpuid/api.h>
 #include <asm/msr.h>
 #include <asm/perf_event.h>
 
@@ -268,7 +269,7 @@ static void pfm_intel_read_cpu(void *info)
 		}
 	}
 	if (this_cpu_has(X86_FEATURE_PDCM))
-		rdmsrl_safe(MSR_IA32_PERF_CAPABILITIES, &caps);
+		rdmsrq_safe(MSR_IA32_PERF_CAPABILITIES, &caps);
 	c->fw_write = caps & PFM_PERF_CAP_FW_WRITE;
 }
 
@@ -400,16 +401,16 @@ void pfm_intel_clear_extra(const struct pfm_x86_pmu *p)
 	u64 ovf = 0;
 
 	for (i = p->num_gp; i < PFM_X86_MAX_GP; i++)
-		if (!wrmsrl_safe(MSR_ARCH_PERFMON_EVENTSEL0 + i, 0) &&
-		    !wrmsrl_safe(MSR_ARCH_PERFMON_PERFCTR0 + i, 0))
+		if (!wrmsrq_safe(MSR_ARCH_PERFMON_EVENTSEL0 + i, 0) &&
+		    !wrmsrq_safe(MSR_ARCH_PERFMON_PERFCTR0 + i, 0))
 			ovf |= BIT_ULL(i);
 	for (i = 0; i < PFM_X86_MAX_FIXED; i++)
 		if (!(p->fixed_mask & BIT(i)) &&
-		    !wrmsrl_safe(MSR_ARCH_PERFMON_FIXED_CTR0 + i, 0))
+		    !wrmsrq_safe(MSR_ARCH_PERFMON_FIXED_CTR0 + i, 0))
 			ovf |= BIT_ULL(INTEL_PMC_IDX_FIXED + i);
-	wrmsrl_safe(MSR_PERF_METRICS, 0);
+	wrmsrq_safe(MSR_PERF_METRICS, 0);
 	if (ovf)
-		wrmsrl(MSR_CORE_PERF_GLOBAL_OVF_CTRL, ovf);
+		wrmsrq(MSR_CORE_PERF_GLOBAL_OVF_CTRL, ovf);
 }
 
 /**
@@ -436,7 +437,7 @@ int pfm_intel_arch_probe(struct pfm_x86_pmu *p)
 	if (eax.split.num_counters < 1 || eax.split.bit_width <= 32)
 		return -ENODEV;
 	if (boot_cpu_has(X86_FEATURE_PDCM))
-		rdmsrl_safe(MSR_IA32_PERF_CAPABILITIES, &caps);
+		rdmsrq_safe(MSR_IA32_PERF_CAPABILITIES, &caps);
 
 	fixed = pfm_intel_fixed_mask(eax.split.version_id,
 				     edx.split.num_counters_fixed, ecx);

@@ -10,7 +10,7 @@
 
 #include "pmu_x86.h"
 
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING");
 
 /* What the user can set in a PMC, whatever he writes. */
 static u64 pfm_user_value(const struct pfm_regdesc *d, u64 v)

@@ -74,7 +74,7 @@ TEST_F(pfm_if, sysfs_syscall)
 	ASSERT_EQ(2, n);
 	EXPECT_EQ('\n', nl);
 	EXPECT_EQ(__NR_pfm_create_context, base);
-	EXPECT_EQ(463, base);
+	EXPECT_EQ(473, base);
 }
 
 TEST(call_numbers_are_consecutive)
