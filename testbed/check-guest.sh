@@ -53,7 +53,7 @@
 # so that CPUs 2 and 3 are possible and present but never come online (no
 # worker of theirs ever runs). QEMU's -smp 2,maxcpus=4 does not do it: its
 # MADT lists CPUs 2 and 3 as disabled (hot-pluggable) entries of a revision
-# 1 table, which 6.12 counts only in a guest that knows it runs under a
+# 1 table, which Linux (6.12 and 7.3 alike) counts only in a guest that knows it runs under a
 # hypervisor (acpi_is_processor_usable(); CONFIG_HYPERVISOR_GUEST is off,
 # and no Linux hypervisor driver knows TCG's CPUID signature), so that
 # kernel sees 2 possible CPUs ("Allowing 2 present CPUs plus 0 hotplug
@@ -361,7 +361,7 @@ for label in $booted; do
 done
 
 # A boot on a model that QEMU makes of properties must have had it:
-# PerfMonV2 (perfmon-v2=on), where perf prints no "PerfMonV2" in 6.12,
+# PerfMonV2 (perfmon-v2=on), where perf prints no "PerfMonV2" (6.12, 7.3),
 # only "... version: 2" (0 on the other AMD models); the hybrid model
 # (hybrid-atoms=), where perfmon's table has the counters common to the
 # core types.

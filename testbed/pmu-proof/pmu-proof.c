@@ -39,7 +39,7 @@ static int intel_anydep;	/* CPUID 0xA EDX[15]: AnyThread deprecated (reserved) *
  * EAX[31:24]: 0x40 Core, 0x20 Atom), the perf PMU that counts on it
  * (cpu_core / cpu_atom, its type from sysfs) and its counters. Leaf 0xA
  * reports what every type has; an Alder/Raptor Lake P-core has 2 GP and
- * 1 fixed more (Linux 6.12's rule, intel_pmu_init()). The counting tests
+ * 1 fixed more (Linux's rule, intel_pmu_init(), 6.12 and 7.3). The counting tests
  * run on each CPU of test_cpu[]: only cpu0 unless hybrid, then cpu0 (P)
  * and cpu1 (E), each with its own PMU's events.
  */

@@ -132,20 +132,22 @@ boot() {
 	[ "$rc" = 1 ] || [ "$f" -gt 0 ] || tap 0 "[$cpu] lvtpc-probe completed (qemu status $rc)"
 }
 
+# perf's register counts at boot, as Linux 7.3 prints them
+# (arch/x86/events/core.c, x86_pmu_show_pmu_cap())
 BW='\.\.\. bit width: +'
-GR='\.\.\. generic registers: +'
-FX='\.\.\. fixed-purpose events: +'
+GR='\.\.\. generic counters: +'
+FX='\.\.\. fixed-purpose counters: +'
 VER='\.\.\. version: +'
 boot core2duo on 'Performance Events: .*Core2 events.*Intel PMU driver' \
 	"${VER}2\$" "${BW}40\$" "${GR}2\$" "${FX}3\$"
 boot Skylake-Client on 'Performance Events: .*Skylake events.*full-width counters.*Intel PMU driver' \
 	"${VER}4\$" "${BW}48\$" "${GR}4\$" "${FX}3\$"
 boot Opteron_G3 on 'Performance Events: AMD PMU driver' "${BW}48\$" "${GR}4\$"
-EM='\.\.\. event mask: +'
+EM='\.\.\. global_ctrl mask: +'
 # without perfmon-v2=on no PerfMonV2: perf's AMD version stays 0
 boot EPYC on 'Performance Events: Fam17h\+ core perfctr, AMD PMU driver' \
 	"${VER}0\$" "${BW}48\$" "${GR}6\$"
-# Linux 6.12 prints no "PerfMonV2": version 2 is what says perf found it
+# Linux prints no "PerfMonV2": version 2 is what says perf found it
 boot "EPYC,perfmon-v2=on,family=25,model=17" on 'Performance Events: Fam17h\+ core perfctr, AMD PMU driver' \
 	"${VER}2\$" "${BW}48\$" "${GR}6\$" "${EM}000000000000003f\$"
 # Hybrid Alder Lake (family 6 model 0x97): one "Performance Events" line
@@ -164,19 +166,22 @@ pmu_block() {
 		on && /^\.\.\. / { sub(/^\.\.\. +/, ""); gsub(/  +/, " "); print; next }
 		on { exit }'
 }
-# pmu_block_is NAME GP FIXED EVENT-MASK
+# pmu_block_is NAME GP FIXED GLOBAL_CTRL-MASK
 pmu_block_is() {
 	local want got
-	want=$(printf '%s\n' "version: 5" "bit width: 48" "generic registers: $2" \
+	want=$(printf '%s\n' "version: 5" "bit width: 48" "generic counters: $2" \
+		"generic bitmap: $(printf '%016x' $(((1 << $2) - 1)))" \
+		"fixed-purpose counters: $3" \
+		"fixed-purpose bitmap: $(printf '%016x' $(((1 << $3) - 1)))" \
 		"value mask: 0000ffffffffffff" "max period: 00007fffffffffff" \
-		"fixed-purpose events: $3" "event mask: $4")
+		"global_ctrl mask: $4")
 	got=$(pmu_block "$1")
 	if [ "$got" = "$want" ]; then
-		tap 1 "[$HYB,pmu=on] boot log: $1 PMU driver: v5, 48 bits, $2 generic, $3 fixed, event mask $4"
+		tap 1 "[$HYB,pmu=on] boot log: $1 PMU driver: v5, 48 bits, $2 generic, $3 fixed, global_ctrl mask $4"
 	else
 		echo "# $1 PMU driver block: want"; printf '%s\n' "$want" | sed 's/^/#   /'
 		echo "# got"; printf '%s\n' "$got" | sed 's/^/#   /'
-		tap 0 "[$HYB,pmu=on] boot log: $1 PMU driver: v5, 48 bits, $2 generic, $3 fixed, event mask $4"
+		tap 0 "[$HYB,pmu=on] boot log: $1 PMU driver: v5, 48 bits, $2 generic, $3 fixed, global_ctrl mask $4"
 	fi
 }
 pmu_block_is cpu_core 8 4 0001000f000000ff
