@@ -21,6 +21,11 @@
 #   JOBS           make -j value (default: nproc)
 #   NO_CCACHE=1    compile with plain gcc
 #   KERNEL_FRAGMENT  the base fragment (default testbed/kernel.config)
+#   BUILD_TARGETS  what to make instead of bzImage
+#   BUILD_OBJECTS  objects (dir/file.o) to compile instead of bzImage, those
+#                  of them the configuration builds (by the obj- lines of
+#                  their Makefiles): make check's per-patch, i386 and
+#                  no-perfmon compiles; none built is an error
 
 set -euo pipefail
 
@@ -152,8 +157,49 @@ if [ ! -f "$O/.config" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$HASH" ]; then
 fi
 
 # --- build -------------------------------------------------------------------
-mk -j"$JOBS" "${CCOPT[@]}" bzImage || fail "make bzImage"
+# is_built OBJ: whether the configuration builds OBJ (dir/file.o), by the
+# obj- line that names it in its directory's Kbuild or Makefile, then the
+# one that names that directory in its parent's, up to a top-level
+# directory or arch/x86 (always built). $(BITS) is the configuration's.
+is_built() {
+	local path=$1 name=${1##*/} dir gate mk bits=64
+
+	grep -q '^CONFIG_X86_32=y' "$O/.config" && bits=32
+	while :; do
+		dir=${path%/*}
+		[ "$dir" != "$path" ] || return 0
+		mk=$SRC/$dir/Kbuild
+		[ -f "$mk" ] || mk=$SRC/$dir/Makefile
+		[ -f "$mk" ] || return 1
+		gate=$(sed -e ':a' -e '/\\$/N; s/\\\n/ /; ta' "$mk" | sed "s/\$(BITS)/$bits/g" |
+			awk -v n="$name" '$1 ~ /^obj-/ { for (i = 2; i <= NF; i++) if ($i == n) { print $1; exit } }')
+		case "$gate" in
+		obj-y) ;;
+		'obj-$(CONFIG_'*')') grep -q "^${gate:6:-1}=y" "$O/.config" || return 1 ;;
+		*) return 1 ;;
+		esac
+		case "$dir" in */*) ;; *) return 0 ;; esac
+		[ "$dir" != arch/x86 ] || return 0
+		path=$dir name=${dir##*/}/
+	done
+}
+
+if [ -n "${BUILD_OBJECTS:-}" ]; then
+	targets=()
+	for obj in $BUILD_OBJECTS; do
+		[ -f "$SRC/${obj%.o}.c" ] && is_built "$obj" && targets+=("$obj")
+	done
+	[ ${#targets[@]} -gt 0 ] || fail "none of BUILD_OBJECTS is built by this configuration"
+	echo "objects: ${targets[*]}" >>"$LOG"
+	BUILD_TARGETS=${targets[*]}
+fi
+read -r -a targets <<<"${BUILD_TARGETS:-bzImage}"
+mk -j"$JOBS" "${CCOPT[@]}" "${targets[@]}" || fail "make ${BUILD_TARGETS:-bzImage}"
 
 t1=$(date +%s)
 case $reconfigured in yes) what="config regenerated" ;; *) what="config unchanged" ;; esac
-echo "build-kernel: $O/arch/x86/boot/bzImage ($((t1 - t0)) s, $what)"
+if [ -n "${BUILD_TARGETS:-}" ]; then
+	echo "build-kernel: $O: ${#targets[@]} targets ($((t1 - t0)) s, $what)"
+else
+	echo "build-kernel: $O/arch/x86/boot/bzImage ($((t1 - t0)) s, $what)"
+fi

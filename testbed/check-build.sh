@@ -1,10 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# check-build.sh RESULTS: every patch of the series builds on its own, and
-# the final tree builds as the test kernel, with CONFIG_PERFMON disabled,
-# as a 32-bit (i386) kernel and as the sanitizer kernel (KASAN, UBSAN,
-# KFENCE).
+# check-build.sh RESULTS: every patch of the series compiles on its own, and
+# the final tree builds as the test kernel, compiles with CONFIG_PERFMON
+# disabled and as a 32-bit (i386) kernel, and builds as the sanitizer
+# kernel (KASAN, UBSAN, KFENCE).
+#
+# Each fault is caught by the cheapest build that catches it. make check
+# compiles, for each patch, the objects of the C files the series touches
+# (its own and those it hooks into, kernel/fork.c to arch/x86/events/core.c,
+# and the system call tables' objects), those the configuration builds, in
+# one build directory ($CACHE/build/objs): make recompiles what the patch
+# changed and what includes a header it changed. The same objects compile
+# as i386 ($CACHE/build/i386-objs) and without CONFIG_PERFMON
+# ($CACHE/build/noperfmon-objs: the hooked files). Whole kernels, a link
+# and every other file included, are the test kernel and the KASAN one.
+# make soak (FULL_BUILDS=1) builds a whole kernel for every patch, as i386
+# and without perfmon instead, as below.
 #
 # The states of the tree come from $CACHE/check/commits (check-series.sh).
 # They are checked out one after the other in a worktree of $BASE_REPO
@@ -59,16 +71,25 @@ cfg_hash=$(cat "$TESTBED/build-kernel.sh" "$TESTBED/kernel.config" "$TESTBED/nop
 	"$TESTBED/i386.config" "$TESTBED/states.config" "$TESTBED/kasan.config" | sha256sum | cut -c1-16)
 mkdir -p "$CACHE/stamps"
 TEST_O=$CACHE/build/test
-# make check compiles the final tree as i386 with the states' configuration;
-# make soak (I386_BOOT=1) builds the test configuration, which it boots.
+FULL_BUILDS=${FULL_BUILDS:-0}
+# make check compiles the series' objects as i386 with the states'
+# configuration; make soak (I386_BOOT=1) builds the test configuration,
+# which it boots.
 if [ "${I386_BOOT:-0}" = 1 ]; then
 	I386_O=$CACHE/build/i386 I386_LABEL=i386 I386_FRAGMENTS=("$TESTBED/kernel.config")
-else
+elif [ "$FULL_BUILDS" = 1 ]; then
 	I386_O=$CACHE/build/i386-states I386_LABEL=i386-states I386_FRAGMENTS=("$TESTBED/states.config")
+else
+	I386_O=$CACHE/build/i386-objs I386_LABEL=i386-objs I386_FRAGMENTS=("$TESTBED/states.config")
 fi
 KASAN_O=$CACHE/build/kasan
-STATES_O=$CACHE/build/states
-NOPFM_O=$CACHE/build/noperfmon
+if [ "$FULL_BUILDS" = 1 ]; then
+	STATES_O=$CACHE/build/states STATES_LABEL=states
+	NOPFM_O=$CACHE/build/noperfmon NOPFM_LABEL=noperfmon
+else
+	STATES_O=$CACHE/build/objs STATES_LABEL=objs
+	NOPFM_O=$CACHE/build/noperfmon-objs NOPFM_LABEL=noperfmon-objs
+fi
 STATES_SRC=$CACHE/src/states
 
 # kbuild_id COMMIT: the identity of a state's kernel sources.
@@ -107,6 +128,21 @@ last_commit=$(tail -n 1 "$commits" | cut -d' ' -f1)
 last_tree=$(kbuild_id "$last_commit")
 first_commit=$(head -n 1 "$commits" | cut -d' ' -f1)
 
+# The objects of the compiles: every C file of the kernel that the series
+# adds or changes, the system call tables' objects and the perf hard
+# lockup detector's (which the watchdog patch builds beside the buddy
+# detector); build-kernel.sh keeps those the configuration builds.
+objects=$(
+	{
+		git -C "$BASE_REPO" diff --name-only "$BASE_TAG" "$last_commit" -- '*.c' |
+			grep -v -E '^(tools|samples|Documentation|scripts|usr)/'
+		printf '%s\n' arch/x86/entry/syscall_64.c arch/x86/entry/syscall_32.c \
+			kernel/watchdog_perf.c
+	} | sed 's/\.c$/.o/' | sort -u | paste -sd' ' -
+)
+state_objects=$objects
+[ "$FULL_BUILDS" = 0 ] || state_objects=
+
 # The test kernel, in the background (see above).
 git -C "$BASE_REPO" checkout -q -f --detach "$last_commit" ||
 	{ result FAIL "build final tree as the test kernel" "cannot check it out"; exit 1; }
@@ -138,17 +174,17 @@ while read -r commit name; do
 		continue
 	fi
 	prev_id=$tree
-	if [ -e "$CACHE/stamps/states-$tree-$cfg_hash" ]; then
+	if [ -e "$CACHE/stamps/$STATES_LABEL-$tree-$cfg_hash" ]; then
 		result PASS "build $name"
 		continue
 	fi
 	t0=$(date +%s)
-	if KERNEL_FRAGMENT= build_state "$commit" "$tree" "$STATES_O" states "$STATES_SRC" \
-		"$TESTBED/states.config"; then
+	if BUILD_OBJECTS=$state_objects KERNEL_FRAGMENT= build_state "$commit" "$tree" "$STATES_O" \
+		"$STATES_LABEL" "$STATES_SRC" "$TESTBED/states.config"; then
 		msg "  built $name ($(($(date +%s) - t0)) s)"
 		result PASS "build $name"
 	else
-		result FAIL "build $name" "see $LOGDIR/build-states-${tree:0:12}.log"
+		result FAIL "build $name" "see $LOGDIR/build-$STATES_LABEL-${tree:0:12}.log"
 		failed=yes
 	fi
 done < <(cut -d' ' -f1,3 "$commits")
@@ -171,30 +207,37 @@ fi
 extra_builds() {
 	local t0 t1
 
+	local i386_objects=$objects i386_what="compile the series' files as i386 (objects)"
+	local nopfm_objects=$objects nopfm_what="compile the hooked files without CONFIG_PERFMON (objects)"
+
+	[ "$I386_LABEL" = i386-objs ] ||
+		i386_objects= i386_what="build final tree as a 32-bit kernel"
+	[ "$NOPFM_LABEL" = noperfmon-objs ] ||
+		nopfm_objects= nopfm_what="build final tree without CONFIG_PERFMON"
 	t0=$(date +%s)
-	if KERNEL_FRAGMENT= build_state "$last_commit" "$last_tree" "$I386_O" "$I386_LABEL" "$BASE_REPO" \
-		"${I386_FRAGMENTS[@]}" "$TESTBED/i386.config"; then
+	if BUILD_OBJECTS=$i386_objects KERNEL_FRAGMENT= build_state "$last_commit" "$last_tree" \
+		"$I386_O" "$I386_LABEL" "$BASE_REPO" "${I386_FRAGMENTS[@]}" "$TESTBED/i386.config"; then
 		if grep -q '^CONFIG_X86_32=y' "$I386_O/.config" &&
 		   grep -q '^CONFIG_PERFMON=y' "$I386_O/.config"; then
-			result PASS "build final tree as a 32-bit kernel"
+			result PASS "$i386_what"
 		else
-			result FAIL "build final tree as a 32-bit kernel" "CONFIG_X86_32 or CONFIG_PERFMON is not set"
+			result FAIL "$i386_what" "CONFIG_X86_32 or CONFIG_PERFMON is not set"
 		fi
 	else
-		result FAIL "build final tree as a 32-bit kernel" "see $LOGDIR/build-i386-${last_tree:0:12}.log"
+		result FAIL "$i386_what" "see $LOGDIR/build-$I386_LABEL-${last_tree:0:12}.log"
 	fi
 	[ -z "${1:-}" ] || touch "$1"
 	# before the KASAN kernel: nothing builds while the kasan guest, whose
 	# irqsoff test a busy host can fail, boots it
-	if KERNEL_FRAGMENT= build_state "$last_commit" "$last_tree" "$NOPFM_O" noperfmon "$BASE_REPO" \
-		"$TESTBED/noperfmon.config"; then
+	if BUILD_OBJECTS=$nopfm_objects KERNEL_FRAGMENT= build_state "$last_commit" "$last_tree" \
+		"$NOPFM_O" "$NOPFM_LABEL" "$BASE_REPO" "$TESTBED/noperfmon.config"; then
 		if grep -q '^CONFIG_PERFMON=y' "$NOPFM_O/.config"; then
-			result FAIL "build final tree without CONFIG_PERFMON" "CONFIG_PERFMON is still set"
+			result FAIL "$nopfm_what" "CONFIG_PERFMON is still set"
 		else
-			result PASS "build final tree without CONFIG_PERFMON"
+			result PASS "$nopfm_what"
 		fi
 	else
-		result FAIL "build final tree without CONFIG_PERFMON" "see $LOGDIR/build-noperfmon-${last_tree:0:12}.log"
+		result FAIL "$nopfm_what" "see $LOGDIR/build-$NOPFM_LABEL-${last_tree:0:12}.log"
 	fi
 	t1=$(date +%s)
 	if build_state "$last_commit" "$last_tree" "$KASAN_O" kasan "$BASE_REPO" "$TESTBED/kasan.config"; then

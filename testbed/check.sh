@@ -20,6 +20,7 @@ ln -sfn "$RUN" "$CACHE/runs/last"
 RESULTS=$RUN/results
 : >"$RESULTS"
 T0=$(date +%s)
+C0=$(cpu_ticks)
 msg "logs: $RUN"
 
 status=0
@@ -33,7 +34,7 @@ for s in "${stages[@]}"; do
 	fi
 	case "$s" in
 	series) name="series checks (apply, git am, quilt, tree view, form, checkpatch)" ;;
-	build) name="builds (every patch with a small configuration; final tree as the test kernel, without perfmon, as i386 and with KASAN, the last three in the background when the guests follow)" ;;
+	build) name="builds (every patch: the series' files compiled; final tree as the test kernel, its files compiled without perfmon and as i386, and with KASAN, the last three in the background when the guests follow)" ;;
 	pmu) name="emulated PMU (QEMU built with testbed/qemu, proven with perf_events)" ;;
 	guest) name="guest (KUnit and kselftests in QEMU)" ;;
 	*) die "unknown stage $s" ;;
@@ -51,7 +52,7 @@ done
 
 wait
 wait_extra_builds "$RUN"
-msg "total time $(($(date +%s) - T0)) s; results in $RESULTS"
+msg "total time $(($(date +%s) - T0)) s, $((($(cpu_ticks) - C0) / CLK_TCK)) CPU-s; results in $RESULTS"
 pass=$(grep -c '^PASS' "$RESULTS")
 fail=$(grep -c '^FAIL' "$RESULTS")
 skip=$(grep -c '^SKIP' "$RESULTS")

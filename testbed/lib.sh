@@ -26,14 +26,26 @@ PATCH_AUTHOR_EMAIL=${PATCH_AUTHOR_EMAIL:-perfmon-lite@lists.example.org}
 msg() { printf '%s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-# stage NAME: print the stage name; stage_end prints its elapsed time.
+# cpu_ticks: the CPU time the machine has spent so far, user and system
+# (with nice, interrupts and softirqs), in clock ticks, from /proc/stat.
+cpu_ticks() {
+	awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat
+}
+CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100)
+
+# stage NAME: print the stage name; stage_end prints its elapsed time and
+# the CPU-seconds the machine spent meanwhile (user + system, everything
+# that ran, the builds in the background included: on a machine doing
+# nothing else, what the stage cost).
 stage() {
 	STAGE_NAME=$1
 	STAGE_T0=$(date +%s)
+	STAGE_C0=$(cpu_ticks)
 	printf '==> %s\n' "$STAGE_NAME" >&2
 }
 stage_end() {
-	printf '<== %s (%ds)\n' "$STAGE_NAME" $(($(date +%s) - STAGE_T0)) >&2
+	printf '<== %s (%ds, %d CPU-s)\n' "$STAGE_NAME" $(($(date +%s) - STAGE_T0)) \
+		$((($(cpu_ticks) - STAGE_C0) / CLK_TCK)) >&2
 }
 # stage_fail LOG MESSAGE: name the stage and the log to read, then exit.
 stage_fail() {

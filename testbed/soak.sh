@@ -16,11 +16,14 @@
 #   lockup-core2  an unprivileged attach/detach loop for 120 s before the
 #            hard lockup that the buddy detector must report;
 #   i386     the test configuration built as a 32-bit kernel (make check
-#            only compiles the final tree as i386), booted on Skylake: the
-#            32-bit selftests natively.
+#            only compiles the series' files as i386), booted on Skylake:
+#            the 32-bit selftests natively.
 #
-# The builds are make check's (cached); each variable below can be set
-# from the environment.
+# And the full builds that make check replaces by compiles of the series'
+# files (FULL_BUILDS=1, testbed/check-build.sh): a whole kernel for every
+# patch of the series, and the final tree without CONFIG_PERFMON, compiled
+# and linked. The test and KASAN kernels are make check's (cached); each
+# variable below can be set from the environment.
 set -uo pipefail
 TESTBED=$(cd "$(dirname "$0")" && pwd)
 
@@ -31,4 +34,5 @@ export KASAN_SETTINGS=${SOAK_KASAN_SETTINGS:-PFM_INHERIT_CYCLES=2000 PFM_INHERIT
 export LOCKUP_MODES=${SOAK_LOCKUP_MODES:-lockup-core2:loop,120}
 export GUEST_TIMEOUT=${SOAK_TIMEOUT:-3600}
 export I386_BOOT=${I386_BOOT:-1}
+export FULL_BUILDS=${FULL_BUILDS:-1}
 exec "$TESTBED/check.sh" series build pmu guest
