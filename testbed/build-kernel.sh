@@ -21,11 +21,17 @@
 #   JOBS           make -j value (default: nproc)
 #   NO_CCACHE=1    compile with plain gcc
 #   KERNEL_FRAGMENT  the base fragment (default testbed/kernel.config)
-#   BUILD_TARGETS  what to make instead of bzImage
 #   BUILD_OBJECTS  objects (dir/file.o) to compile instead of bzImage, those
 #                  of them the configuration builds (by the obj- lines of
 #                  their Makefiles): make check's per-patch, i386 and
 #                  no-perfmon compiles; none built is an error
+#   SANITIZE_OBJECTS  with CONFIG_KASAN and CONFIG_UBSAN, instrument only
+#                  these objects (dir/file.o) and not the rest of the
+#                  kernel: make check's test kernel, whose boots run at the
+#                  speed of an uninstrumented kernel (see check-build.sh).
+#                  An object the kernel never instruments (its directory
+#                  or its own Makefile line says KASAN_SANITIZE := n, or
+#                  UBSAN_SANITIZE) stays uninstrumented.
 
 set -euo pipefail
 
@@ -184,6 +190,25 @@ is_built() {
 	done
 }
 
+# sanitize_var TOOL: the make variable TOOL_SANITIZE (KASAN or UBSAN) that
+# instruments SANITIZE_OBJECTS alone. Kbuild instruments an object unless
+# "$(TOOL_SANITIZE_file.o)$(TOOL_SANITIZE)" starts with n; set on the
+# command line, TOOL_SANITIZE overrides every directory's own, so an object
+# whose directory turns the tool off is left out of the list here, and one
+# whose own line turns it off stays off (its "n" comes first).
+sanitize_var() {
+	local tool=$1 obj mk list=
+
+	for obj in $SANITIZE_OBJECTS; do
+		mk=$SRC/${obj%/*}/Makefile
+		[ -f "$SRC/${obj%/*}/Kbuild" ] && mk=$SRC/${obj%/*}/Kbuild
+		grep -Eq "^${tool}_SANITIZE[[:space:]]*:?=[[:space:]]*n" "$mk" 2>/dev/null && continue
+		list="$list $obj"
+	done
+	echo "${tool}_SANITIZE=\$(if \$(filter \$(obj)/\$(target-stem).o,$list),y,n)"
+}
+
+targets=(bzImage)
 if [ -n "${BUILD_OBJECTS:-}" ]; then
 	targets=()
 	for obj in $BUILD_OBJECTS; do
@@ -191,15 +216,21 @@ if [ -n "${BUILD_OBJECTS:-}" ]; then
 	done
 	[ ${#targets[@]} -gt 0 ] || fail "none of BUILD_OBJECTS is built by this configuration"
 	echo "objects: ${targets[*]}" >>"$LOG"
-	BUILD_TARGETS=${targets[*]}
 fi
-read -r -a targets <<<"${BUILD_TARGETS:-bzImage}"
-mk -j"$JOBS" "${CCOPT[@]}" "${targets[@]}" || fail "make ${BUILD_TARGETS:-bzImage}"
+sanitize=()
+if [ -n "${SANITIZE_OBJECTS:-}" ]; then
+	sanitize=("$(sanitize_var KASAN)" "$(sanitize_var UBSAN)")
+	printf 'instrumented: %s\n' "${sanitize[@]}" >>"$LOG"
+fi
+mk -j"$JOBS" "${CCOPT[@]}" "${sanitize[@]}" "${targets[@]}" || fail "make ${targets[*]}"
 
 t1=$(date +%s)
+# the CPU time of this build (user + system of every process it waited for)
+times >"$O/.build-times"
+cpu=$(awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%d", t + 0.5 }' "$O/.build-times")
 case $reconfigured in yes) what="config regenerated" ;; *) what="config unchanged" ;; esac
-if [ -n "${BUILD_TARGETS:-}" ]; then
-	echo "build-kernel: $O: ${#targets[@]} targets ($((t1 - t0)) s, $what)"
+if [ -n "${BUILD_OBJECTS:-}" ]; then
+	echo "build-kernel: $O: ${#targets[@]} targets ($((t1 - t0)) s, $cpu CPU-s, $what)"
 else
-	echo "build-kernel: $O/arch/x86/boot/bzImage ($((t1 - t0)) s, $what)"
+	echo "build-kernel: $O/arch/x86/boot/bzImage ($((t1 - t0)) s, $cpu CPU-s, $what)"
 fi

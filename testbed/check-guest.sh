@@ -42,7 +42,9 @@
 # sanitizers (testbed/kasan.config: KASAN, UBSAN, KFENCE; check-build.sh
 # builds it in the background and this script waits for it, so keep it
 # last): parse-log.py fails the boot on any "BUG: KASAN:", "UBSAN:" or
-# "BUG: KFENCE:" report. It runs the programs that create, inherit, load,
+# "BUG: KFENCE:" report. In make check KASAN and UBSAN instrument the
+# series' files alone (perfmon's and those it hooks into), in make soak
+# (FULL_BUILDS=1) every file ($CACHE/build/kasan-full). It runs the programs that create, inherit, load,
 # race and free contexts (inherit_test, lifecycle_test), with the short
 # settings of the other boots but 300 rounds of the race between a clone
 # and the unload or close of an inheriting context (KASAN_SETTINGS).
@@ -134,6 +136,7 @@ KSFT32_INSTALL=$CACHE/build/kselftest32-install
 INITRD=$CACHE/build/initramfs.cpio.gz
 I386_BZIMAGE=$CACHE/build/i386/arch/x86/boot/bzImage
 KASAN_BZIMAGE=$CACHE/build/kasan/arch/x86/boot/bzImage
+[ "${FULL_BUILDS:-0}" = 0 ] || KASAN_BZIMAGE=$CACHE/build/kasan-full/arch/x86/boot/bzImage
 INITRD32=$CACHE/build/initramfs32.cpio.gz
 STAGE32=$CACHE/build/initramfs32
 INITRD_KEXEC=$CACHE/build/initramfs-kexec.cpio.gz

@@ -11,8 +11,10 @@
 #            with 10,000 rounds of the load race, 60 s of the context
 #            stress, 10,000 create/exit cycles, ten fault-injection sweeps
 #            of a clone and 10,000 rounds of a clone racing an unload;
-#   kasan    the same programs on the sanitizer kernel: 1,000 rounds of
-#            each race, 60 s of stress, 2,000 cycles, two sweeps;
+#   kasan    the same programs on the KASAN kernel, every file
+#            instrumented (make check's instruments the series' files
+#            alone): 1,000 rounds of each race, 60 s of stress, 2,000
+#            cycles, two sweeps;
 #   lockup-core2  an unprivileged attach/detach loop for 120 s before the
 #            hard lockup that the buddy detector must report;
 #   i386     the test configuration built as a 32-bit kernel (make check
@@ -22,8 +24,9 @@
 # And the full builds that make check replaces by compiles of the series'
 # files (FULL_BUILDS=1, testbed/check-build.sh): a whole kernel for every
 # patch of the series, and the final tree without CONFIG_PERFMON, compiled
-# and linked. The test and KASAN kernels are make check's (cached); each
-# variable below can be set from the environment.
+# and linked, and the KASAN kernel with every file instrumented. The test
+# kernel is make check's (cached); each variable below can be set from the
+# environment.
 set -uo pipefail
 TESTBED=$(cd "$(dirname "$0")" && pwd)
 
