@@ -34,7 +34,12 @@ for s in "${stages[@]}"; do
 	fi
 	case "$s" in
 	series) name="series checks (apply, git am, quilt, tree view, form, checkpatch)" ;;
-	build) name="builds (every patch: the series' files compiled; final tree as the test kernel, its files compiled without perfmon and as i386, and with KASAN and UBSAN on the series' files, the last three in the background when the guests follow)" ;;
+	build)
+		if [ "${FULL_BUILDS:-0}" = 1 ]; then
+			name="builds (a whole kernel at every patch; final tree as the test kernel, as a 32-bit kernel, without perfmon and with KASAN and UBSAN on every file, the last three in the background when the guests follow)"
+		else
+			name="builds (every patch: the series' files compiled; final tree as the test kernel, its files compiled without perfmon and as i386, and with KASAN and UBSAN on the series' files, the last three in the background when the guests follow)"
+		fi ;;
 	pmu) name="emulated PMU (QEMU built with testbed/qemu, proven with perf_events)" ;;
 	guest) name="guest (KUnit and kselftests in QEMU)" ;;
 	*) die "unknown stage $s" ;;
