@@ -93,11 +93,13 @@ elif [ "$FULL_BUILDS" = 1 ]; then
 else
 	I386_O=$CACHE/build/i386-objs I386_LABEL=i386-objs I386_FRAGMENTS=("$TESTBED/states.config")
 fi
-KASAN_O=$CACHE/build/kasan KASAN_LABEL=kasan KASAN_OBJECTS=
+KASAN_O=$CACHE/build/kasan KASAN_LABEL=kasan
+KASAN_WHAT="build final tree with KASAN, UBSAN and KFENCE on the series' files"
 if [ "$FULL_BUILDS" = 1 ]; then
 	STATES_O=$CACHE/build/states STATES_LABEL=states
 	NOPFM_O=$CACHE/build/noperfmon NOPFM_LABEL=noperfmon
 	KASAN_O=$CACHE/build/kasan-full KASAN_LABEL=kasan-full
+	KASAN_WHAT="build final tree with KASAN, UBSAN and KFENCE on every file"
 else
 	STATES_O=$CACHE/build/objs STATES_LABEL=objs
 	NOPFM_O=$CACHE/build/noperfmon-objs NOPFM_LABEL=noperfmon-objs
@@ -160,8 +162,8 @@ objects=$(
 			kernel/watchdog_perf.c
 	} | sed 's/\.c$/.o/' | sort -u | paste -sd' ' -
 )
-state_objects=$objects
-[ "$FULL_BUILDS" = 0 ] || state_objects=
+state_objects=$objects kasan_objects=$objects
+[ "$FULL_BUILDS" = 0 ] || state_objects= kasan_objects=
 
 # The test kernel, in the background (see above).
 git -C "$BASE_REPO" checkout -q -f --detach "$last_commit" ||
@@ -260,25 +262,22 @@ extra_builds() {
 		result FAIL "$nopfm_what" "see $LOGDIR/build-$NOPFM_LABEL-${last_tree:0:12}.log"
 	fi
 	t1=$(date +%s)
-	local kasan_what="build final tree with KASAN, UBSAN and KFENCE on the series' files"
-	[ "$KASAN_LABEL" = kasan ] || kasan_what="build final tree with KASAN, UBSAN and KFENCE on every file"
-	[ "$KASAN_LABEL" = kasan ] && KASAN_OBJECTS=$objects
-	if SANITIZE_OBJECTS=$KASAN_OBJECTS build_state "$last_commit" "$last_tree" "$KASAN_O" \
+	if SANITIZE_OBJECTS=$kasan_objects build_state "$last_commit" "$last_tree" "$KASAN_O" \
 		"$KASAN_LABEL" "$BASE_REPO" "$TESTBED/kasan.config"; then
 		# the sanitizers' calls in a file of perfmon's, and in make
 		# check none in a file of the rest
 		if ! grep -q '^CONFIG_PERFMON=y' "$KASAN_O/.config"; then
-			result FAIL "$kasan_what" "CONFIG_PERFMON is not set"
+			result FAIL "$KASAN_WHAT" "CONFIG_PERFMON is not set"
 		elif ! nm -u "$KASAN_O/kernel/perfmon/context.o" | grep -q ' __asan_report_' ||
 		     ! nm -u "$KASAN_O/kernel/perfmon/context.o" | grep -q ' __ubsan_handle_'; then
-			result FAIL "$kasan_what" "kernel/perfmon/context.o has no __asan_report_ or __ubsan_handle_ call"
-		elif [ -n "$KASAN_OBJECTS" ] && nm -u "$KASAN_O/kernel/pid.o" | grep -q -E ' __(asan|ubsan)_'; then
-			result FAIL "$kasan_what" "kernel/pid.o, not one of the series' files, is instrumented"
+			result FAIL "$KASAN_WHAT" "kernel/perfmon/context.o has no __asan_report_ or __ubsan_handle_ call"
+		elif [ -n "$kasan_objects" ] && nm -u "$KASAN_O/kernel/pid.o" | grep -q -E ' __(asan|ubsan)_'; then
+			result FAIL "$KASAN_WHAT" "kernel/pid.o, not one of the series' files, is instrumented"
 		else
-			result PASS "$kasan_what"
+			result PASS "$KASAN_WHAT"
 		fi
 	else
-		result FAIL "$kasan_what" "see $LOGDIR/build-$KASAN_LABEL-${last_tree:0:12}.log"
+		result FAIL "$KASAN_WHAT" "see $LOGDIR/build-$KASAN_LABEL-${last_tree:0:12}.log"
 	fi
 	[ "$(($(date +%s) - t1))" -lt 2 ] ||
 		msg "  built the final tree with KASAN ($(($(date +%s) - t1)) s$(cpu_of "$KASAN_LABEL" "$last_tree"))"
