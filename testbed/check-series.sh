@@ -6,6 +6,8 @@
 #  - every patch applies in order to the pristine tree, with no fuzz;
 #  - the series applies with git am and with quilt, to the same result;
 #  - the tree view in this repository equals the files the series creates;
+#  - the series file holds two series (the core, then PFM_FL_INHERIT), each
+#    numbered from 1 with its cover letter, as make export writes them;
 #  - every patch has a "subsystem: Summary" subject, a body, a
 #    Signed-off-by, is at most 40 KB, and passes checkpatch.pl --strict
 #    with no error and no warning (checks are reported).
@@ -172,3 +174,33 @@ for p in "${patches[@]}"; do
 		result FAIL "checkpatch $name" "$(grep '^total:' "$log" || echo 'no summary'); see $log"
 	fi
 done
+
+# 5. Two series, as they are posted: the core, then PFM_FL_INHERIT after
+#    the line SERIES_MARK of the series file, each numbered from 1 in its
+#    subjects ([PATCH k/n]), each with its cover letter ([PATCH 0/n]).
+ncore=$(core_count)
+ninherit=$((${#patches[@]} - ncore))
+problem=
+grep -qxF -- "$SERIES_MARK" "$TOP/series" ||
+	problem="no line \"$SERIES_MARK\" in series"
+for i in "${!patches[@]}"; do
+	if [ "$i" -lt "$ncore" ]; then
+		want="$((i + 1)) $ncore"
+	else
+		want="$((i - ncore + 1)) $ninherit"
+	fi
+	read -r k n < <(sed -n 's/^Subject: \[PATCH 0*\([0-9]\{1,\}\)\/0*\([0-9]\{1,\}\)\].*/\1 \2/p' \
+		"${patches[$i]}" | head -n1)
+	[ "${k:-} ${n:-}" = "$want" ] ||
+		problem="${problem:+$problem; }$(basename "${patches[$i]}") is not [PATCH ${want/ //}]"
+done
+for c in "cover-letter.txt $ncore" "cover-letter-inherit.txt $ninherit"; do
+	read -r f n <<<"$c"
+	grep -q "^Subject: \[PATCH 0*0/0*$n\] " "$TOP/$f" 2>/dev/null ||
+		problem="${problem:+$problem; }$f has no [PATCH 0/$n] subject"
+done
+if [ -z "$problem" ]; then
+	result PASS "two series: the core ($ncore patches), then PFM_FL_INHERIT ($ninherit), each numbered with its cover letter"
+else
+	result FAIL "two series, each numbered with its cover letter" "$problem (make export writes them)"
+fi

@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # export.sh: regenerate the product from the development tree:
-#   - NNNN-*.patch and series: git format-patch of perfmon-base..HEAD;
+#   - NNNN-*.patch and series: git format-patch of perfmon-base..HEAD as
+#     two series, the core (up to CORE_LAST_SUBJECT, lib.sh) and
+#     PFM_FL_INHERIT, each numbered from 1 in its subjects, with a cover
+#     letter each (cover-letter.txt, cover-letter-inherit.txt);
 #   - the tree view: every file the series creates, as after the last patch
 #     (arch/, kernel/, include/, tools/, Documentation/, samples/).
 set -euo pipefail
@@ -14,32 +17,62 @@ cd "$DEVTREE"
 [ -z "$(git status --porcelain --untracked-files=no)" ] ||
 	die "$DEVTREE has uncommitted changes; commit or fold them first"
 
+# The boundary of the two series: the last patch of the core.
+core=$(git log --format='%H %s' "$BASE_TAG..HEAD" |
+	awk -v s="$CORE_LAST_SUBJECT" 'substr($0, 42) == s { print $1 }')
+[ "$(printf '%s\n' "$core" | grep -c .)" = 1 ] ||
+	die "no single commit \"$CORE_LAST_SUBJECT\" in $BASE_TAG..HEAD: the last patch of the core series (CORE_LAST_SUBJECT in testbed/lib.sh)"
+
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-git format-patch -q --zero-commit --no-signature --no-cover-letter \
-	-O scripts/git.orderFile -o "$out" "$BASE_TAG..HEAD"
+fp() {
+	git format-patch -q --zero-commit --no-signature --no-cover-letter \
+		-O scripts/git.orderFile -o "$out/$1" "$2"
+}
+fp core "$BASE_TAG..$core"
+fp inherit "$core..HEAD"
+ncore=$(find "$out/core" -name '*.patch' | wc -l)
+ninherit=$(find "$out/inherit" -name '*.patch' | wc -l)
 
+# One series file for both, in the order they apply; the files are
+# numbered through, each series' subjects from 1.
 rm -f "$TOP"/[0-9][0-9][0-9][0-9]-*.patch
 {
 	echo "# perfmon-lite for Linux $KSRC_SERIES: apply in this order (git am or quilt)"
-	for p in "$out"/*.patch; do
+	for p in "$out"/core/*.patch; do
 		cp "$p" "$TOP/"
 		basename "$p"
 	done
+	echo "$SERIES_MARK"
+	for p in "$out"/inherit/*.patch; do
+		b=$(basename "$p")
+		n=$((10#${b:0:4} + ncore))
+		b=$(printf '%04d%s' "$n" "${b:4}")
+		cp "$p" "$TOP/$b"
+		echo "$b"
+	done
 } >"$TOP/series"
 
-# The cover letter: every Cc of the patches (git send-email --cc-cover),
-# testbed/cover-letter.txt, the shortlog and the diffstat.
-n=$(grep -vc '^#' "$TOP/series")
-{
-	git log --format=%B "$BASE_TAG..HEAD" | sed -n 's/^Cc: //p' | sort -u | sed 's/^/Cc: /'
-	echo "Subject: [PATCH 00/$(printf '%02d' "$n")] $(head -n 1 "$TESTBED/cover-letter.txt")"
+# The cover letters: every Cc of the series' patches (git send-email
+# --cc-cover), the text in testbed/, the shortlog and the diffstat.
+cover() { # TEXT RANGE COUNT FROM
+	local n=$3
+	git log --format=%B "$2" | sed -n 's/^Cc: //p' | sort -u | sed 's/^/Cc: /'
+	if [ "$n" -ge 10 ]; then
+		echo "Subject: [PATCH 00/$n] $(head -n 1 "$1")"
+	else
+		echo "Subject: [PATCH 0/$n] $(head -n 1 "$1")"
+	fi
 	echo
-	tail -n +3 "$TESTBED/cover-letter.txt"
+	tail -n +3 "$1"
 	echo
-	git shortlog --no-merges "$BASE_TAG..HEAD"
-	git diff --stat=72 "$BASE_TAG" HEAD
-} >"$TOP/cover-letter.txt"
+	git shortlog --no-merges "$2"
+	git diff --stat=72 "$4" "${2##*..}"
+}
+cover "$TESTBED/cover-letter.txt" "$BASE_TAG..$core" "$ncore" "$BASE_TAG" \
+	>"$TOP/cover-letter.txt"
+cover "$TESTBED/cover-letter-inherit.txt" "$core..HEAD" "$ninherit" "$core" \
+	>"$TOP/cover-letter-inherit.txt"
 
 # The tree view: exactly the files the series adds.
 for d in $TREE_VIEW_DIRS; do
@@ -53,4 +86,4 @@ fi
 for d in $TREE_VIEW_DIRS; do
 	[ -d "$TOP/$d" ] && find "$TOP/$d" -type d -empty -delete
 done
-msg "exported $(grep -vc '^#' "$TOP/series") patches and ${#added[@]} files"
+msg "exported $ncore + $ninherit patches and ${#added[@]} files"

@@ -20,6 +20,13 @@ PRISTINE=$CACHE/src/$KSRC_PKG
 BASE_REPO=$CACHE/base
 BASE_TAG=perfmon-base
 
+# The product is two series, posted one after the other: the core, whose
+# last patch is the one with this subject, and PFM_FL_INHERIT, which
+# applies on top of it. The series file lists both, in order, with the
+# line SERIES_MARK between them; export.sh numbers each on its own.
+CORE_LAST_SUBJECT='Documentation: userspace-api: Add perfmon'
+SERIES_MARK='# --- second series: PFM_FL_INHERIT, on top of the core'
+
 PATCH_AUTHOR_NAME=${PATCH_AUTHOR_NAME:-Perfmon Lite Maintainers}
 PATCH_AUTHOR_EMAIL=${PATCH_AUTHOR_EMAIL:-perfmon-lite@lists.example.org}
 
@@ -61,6 +68,13 @@ series_patches() {
 		case "$p" in '' | '#'*) continue ;; esac
 		printf '%s\n' "$TOP/${p%% *}"
 	done <"$TOP/series"
+}
+
+# core_count: how many patches of the series file the core series has.
+core_count() {
+	awk -v mark="$SERIES_MARK" '$0 == mark { exit }
+		$0 != "" && substr($0, 1, 1) != "#" { n++ }
+		END { print n + 0 }' "$TOP/series"
 }
 
 # ksrc_version: the version of the kernel source package installed.

@@ -54,10 +54,11 @@ static inline void pfm_free_task(struct task_struct *p)
 static inline void pfm_exit_thread(void)
 {
 	/*
-	 * No barrier of its own: the fully ordered atomic_dec_and_test() of
-	 * signal->live in do_exit() comes between PF_EXITING set and this
-	 * load. It pairs with the barrier in pfm_load_context().
+	 * PF_EXITING is set: order it before this load of the pointer. Pairs
+	 * with the barrier in pfm_load_context(), which publishes the pointer
+	 * and then looks at PF_EXITING.
 	 */
+	smp_mb();
 	if (unlikely(rcu_access_pointer(current->pfm_context)))
 		__pfm_detach_current();
 }

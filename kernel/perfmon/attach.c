@@ -18,6 +18,7 @@
 #include <linux/perfmon.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
+#include <linux/sched/cputime.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
@@ -53,7 +54,8 @@ static int pfm_check_task(struct task_struct *task)
 {
 	if (task->flags & PF_KTHREAD)
 		return -EPERM;
-	if ((task->flags & PF_EXITING) || task->exit_state)
+	if ((READ_ONCE(task->flags) & PF_EXITING) ||
+	    READ_ONCE(task->exit_state))
 		return -EBUSY;
 	if (task == current)
 		return 0;
@@ -125,9 +127,9 @@ int pfm_load_context(struct pfm_context *ctx, const struct pfarg_load *req)
 
 	/*
 	 * A thread that exits sets PF_EXITING, then looks at its context
-	 * pointer (pfm_exit_thread()), with the full barrier of do_exit()'s
-	 * atomic_dec_and_test() of signal->live in between. Publish the
-	 * pointer before looking at PF_EXITING, a full barrier in between too:
+	 * pointer, with a full barrier in between (pfm_exit_thread()).
+	 * Publish the pointer before looking at PF_EXITING, a full barrier
+	 * in between too:
 	 * either this sees PF_EXITING and takes the pointer back, or the
 	 * exiting thread sees the context and detaches it, under the mutex
 	 * that the caller holds until the load is complete.
@@ -137,9 +139,9 @@ int pfm_load_context(struct pfm_context *ctx, const struct pfarg_load *req)
 		ret = -EEXIST;
 	else
 		rcu_assign_pointer(task->pfm_context, ctx);
-	/* pairs with do_exit()'s, see pfm_exit_thread() */
+	/* pairs with the barrier in pfm_exit_thread() */
 	smp_mb();
-	if (!ret && (task->flags & PF_EXITING)) {
+	if (!ret && (READ_ONCE(task->flags) & PF_EXITING)) {
 		RCU_INIT_POINTER(task->pfm_context, NULL);
 		ret = -EBUSY;
 	}
@@ -158,6 +160,8 @@ int pfm_load_context(struct pfm_context *ctx, const struct pfarg_load *req)
 	ctx->task = task;
 	ctx->is_self = task == current;
 	ctx->started = false;
+	/* set 0 becomes active (pfm_getinfo_evtsets()) */
+	ctx->runs++;
 	ctx->last_cpu = -1;
 	ctx->dirty_pmds = ctx->used_pmds;
 	arch_pfm_ctxsw_enable(task);
@@ -180,6 +184,7 @@ out:
 static int pfm_detach(struct pfm_context *ctx)
 {
 	struct task_struct *task = ctx->task;
+	u64 now = ctx->started ? task_sched_runtime(task) : 0;
 	unsigned long flags;
 	int ret;
 
@@ -188,6 +193,8 @@ static int pfm_detach(struct pfm_context *ctx)
 		pfm_ctx_unlock(ctx, flags);
 		return ret;
 	}
+	if (ctx->started)
+		ctx->run_ns += now - ctx->run_ns_start;
 	ctx->started = false;
 	ctx->state = PFM_CTX_UNLOADED;
 	ctx->task = NULL;
@@ -540,6 +547,7 @@ void pfm_family_drop(struct pfm_context *ctx)
 {
 	struct pfm_family *fam = ctx->fam;
 	struct pfm_context *f;
+	int err;
 
 	if (!fam)
 		return;
@@ -574,8 +582,9 @@ void pfm_family_drop(struct pfm_context *ctx)
 			break;
 
 		mutex_lock_nested(&f->mutex, SINGLE_DEPTH_NESTING);
-		/* none is live, pfm_detach() cannot fail */
-		if (f->task && WARN_ON_ONCE(pfm_detach(f)))
+		/* none is live, pfm_detach() cannot fail; if it did, fold */
+		err = f->task ? pfm_detach(f) : 0;
+		if (WARN_ON_ONCE(err))
 			pfm_family_fold(f);
 		mutex_unlock(&f->mutex);
 		pfm_context_put(f);
@@ -625,7 +634,14 @@ int __pfm_fork(struct task_struct *p, u64 clone_flags)
 		goto put;
 	}
 
-	mutex_lock(&root->mutex);
+	/*
+	 * The unload or the close of the original holds its mutex while it
+	 * folds and detaches every follower: a fatal signal ends the wait.
+	 */
+	if (mutex_lock_killable(&root->mutex)) {
+		ret = -ERESTARTNOINTR;
+		goto free;
+	}
 	if (!fam->alive || rcu_access_pointer(current->pfm_context) != ctx ||
 	    ctx->state != PFM_CTX_LOADED)
 		goto unlock;
@@ -656,6 +672,7 @@ int __pfm_fork(struct task_struct *p, u64 clone_flags)
 	return 0;
 unlock:
 	mutex_unlock(&root->mutex);
+free:
 	pfm_context_put(f);
 put:
 	pfm_context_put(root);

@@ -94,6 +94,11 @@ struct pfm_family {
  *	was folded
  * @unload_work: deferred unload of a zombie by the monitored thread; a
  *	reference is held for it
+ * @runs: the times set 0 became active, one at each load; like the next
+ *	two, under the mutex
+ * @run_ns: how long the thread ran while monitoring was started, in
+ *	nanoseconds, up to the last stop or detach
+ * @run_ns_start: the thread's run time when monitoring last started
  * @rcu: a context is freed after a grace period: once attached, it is
  *	found through its thread without a lock
  */
@@ -121,6 +126,9 @@ struct pfm_context {
 	struct pfm_context	*root;
 	struct list_head	fam_node;
 	struct callback_head	unload_work;
+	u64			runs;
+	u64			run_ns;
+	u64			run_ns_start;
 	struct rcu_head		rcu;
 };
 

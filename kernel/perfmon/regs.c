@@ -25,6 +25,7 @@
 
 #include <linux/bits.h>
 #include <linux/perf_event.h>
+#include <linux/sched/cputime.h>
 #include <linux/string.h>
 
 #include "attach.h"
@@ -275,6 +276,7 @@ int pfm_read_pmds(struct pfm_context *ctx, struct pfarg_pmd *req, int count)
 static int pfm_set_started(struct pfm_context *ctx, bool started)
 {
 	unsigned long flags;
+	u64 now = 0;
 	int ret;
 
 	if (ctx->state == PFM_CTX_UNLOADED && pfm_family_live(ctx)) {
@@ -286,11 +288,18 @@ static int pfm_set_started(struct pfm_context *ctx, bool started)
 	ret = pfm_check_access(ctx);
 	if (ret)
 		return ret;
+	/* the active time of set 0 (pfm_getinfo_evtsets()) */
+	if (started != ctx->started)
+		now = task_sched_runtime(ctx->task);
 	ret = pfm_ctx_lock(ctx, &flags);
 	if (ret) {
 		pfm_ctx_unlock(ctx, flags);
 		return ret;
 	}
+	if (started && !ctx->started)
+		ctx->run_ns_start = now;
+	else if (!started && ctx->started)
+		ctx->run_ns += now - ctx->run_ns_start;
 	ctx->started = started;
 	pfm_ctx_unlock(ctx, flags);
 	pfm_family_set_started(ctx, started);
@@ -320,4 +329,87 @@ int pfm_start(struct pfm_context *ctx)
 int pfm_stop(struct pfm_context *ctx)
 {
 	return pfm_set_started(ctx, false);
+}
+
+/*
+ * Event sets: a context has one, set 0, which always exists and never
+ * switches. Two of the 2008 calls stay for the tools that use them:
+ * libpfm-3.x asks pfm_getinfo_evtsets() for the PMCs set 0 has available,
+ * and pfmon-3.x creates set 0 before it loads a context and reads how
+ * often and how long it was active when it prints its results. Any other
+ * set is -EINVAL, and so is every flag: they ask for switching.
+ * pfm_delete_evtsets() stays removed: set 0 cannot go.
+ */
+
+/**
+ * pfm_create_evtsets - describe event sets
+ * @ctx: the context, whose mutex the caller holds
+ * @req: the descriptions, copied from user space
+ * @count: how many
+ *
+ * Describing set 0 as it is, without flags, changes nothing.
+ *
+ * Return: 0 or a negative error code.
+ */
+int pfm_create_evtsets(struct pfm_context *ctx, const struct pfarg_setdesc *req,
+		       int count)
+{
+	int i, ret;
+
+	ret = pfm_check_access(ctx);
+	if (ret)
+		return ret;
+	for (i = 0; i < count; i++)
+		if (req[i].set_id || req[i].set_flags)
+			return -EINVAL;
+	return 0;
+}
+
+/**
+ * pfm_getinfo_evtsets - describe set 0
+ * @ctx: the context, whose mutex the caller holds
+ * @info: the requests, copied from user space, and the answers
+ * @count: how many
+ *
+ * Set 0 became active at each load, and was active while its thread ran
+ * with monitoring started, as perfmon2 counted it for a set that never
+ * switches: set_runs and set_act_duration (in nanoseconds) add up over
+ * the life of the context. The availability bitmaps come from the PMU
+ * description; the fields of switching and overflow notification are 0.
+ *
+ * Return: 0, or -EINVAL at the first set that is not 0, the elements
+ * before it answered, or the error of pfm_check_access().
+ */
+int pfm_getinfo_evtsets(struct pfm_context *ctx, struct pfarg_setinfo *info,
+			int count)
+{
+	struct pfarg_setinfo *set;
+	u64 run_ns = ctx->run_ns;
+	unsigned int n;
+	int ret;
+
+	ret = pfm_check_access(ctx);
+	if (ret)
+		return ret;
+	if (ctx->started)
+		run_ns += task_sched_runtime(ctx->task) - ctx->run_ns_start;
+
+	for (set = info; set < info + count; set++) {
+		if (set->set_id)
+			return -EINVAL;
+		set->set_flags = 0;
+		memset(set->set_ovfl_pmds, 0, sizeof(set->set_ovfl_pmds));
+		set->set_runs = ctx->runs;
+		set->set_timeout = 0;
+		set->set_act_duration = run_ns;
+		memset(set->set_avail_pmcs, 0, sizeof(set->set_avail_pmcs));
+		memset(set->set_avail_pmds, 0, sizeof(set->set_avail_pmds));
+		for (n = 0; n < PFM_MAX_PMCS; n++)
+			if (pfm_pmc_desc(n))
+				set->set_avail_pmcs[n / 64] |= BIT_ULL(n % 64);
+		for (n = 0; n < PFM_MAX_PMDS; n++)
+			if (pfm_pmd_desc(n))
+				set->set_avail_pmds[n / 64] |= BIT_ULL(n % 64);
+	}
+	return 0;
 }

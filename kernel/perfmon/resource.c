@@ -107,6 +107,10 @@ int pfm_session_get(void)
 {
 	int ret = 0;
 
+	/* the PMU is held already: no need to serialize against its release */
+	if (atomic_inc_not_zero(&pfm_task_sessions))
+		return 0;
+
 	mutex_lock(&pfm_session_mutex);
 	if (!atomic_read(&pfm_task_sessions)) {
 		/* the hard lockup detector leaves its counters first */
@@ -139,6 +143,10 @@ out:
  */
 void pfm_session_put(void)
 {
+	/* not the last: the PMU stays */
+	if (atomic_add_unless(&pfm_task_sessions, -1, 1))
+		return;
+
 	mutex_lock(&pfm_session_mutex);
 	if (atomic_dec_and_test(&pfm_task_sessions)) {
 		pfm_clear_counters();

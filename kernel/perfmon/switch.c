@@ -592,7 +592,8 @@ void __pfm_ctxsw_in(struct task_struct *next)
 		if (ctx->task == next && ctx->state != PFM_CTX_UNLOADED &&
 		    ctx->live_cpu < 0) {
 			pfm_load(ctx);
-			loaded = true;
+			/* whether pfm_load() made it live here */
+			loaded = ctx->live_cpu >= 0;
 		}
 		raw_spin_unlock(&ctx->lock);
 		pfm_stat_inc(ctxsw_in);

@@ -3,13 +3,11 @@
  * perfmon system call entry points: argument copying and validation only.
  */
 
-#include <linux/bits.h>
 #include <linux/build_bug.h>
 #include <linux/err.h>
 #include <linux/file.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
-#include <linux/string.h>
 #include <linux/syscalls.h>
 #include <linux/uaccess.h>
 
@@ -67,13 +65,26 @@ enum pfm_vector_op {
 	PFM_WRITE_PMCS,
 	PFM_WRITE_PMDS,
 	PFM_READ_PMDS,
+	PFM_CREATE_EVTSETS,
+	PFM_GETINFO_EVTSETS,
+};
+
+/* The size of an element of each call's vector; which calls answer in it */
+static const struct {
+	size_t size;
+	bool answers;
+} pfm_vector_desc[] = {
+	[PFM_WRITE_PMCS]	= { sizeof(struct pfarg_pmc), false },
+	[PFM_WRITE_PMDS]	= { sizeof(struct pfarg_pmd), false },
+	[PFM_READ_PMDS]		= { sizeof(struct pfarg_pmd), true },
+	[PFM_CREATE_EVTSETS]	= { sizeof(struct pfarg_setdesc), false },
+	[PFM_GETINFO_EVTSETS]	= { sizeof(struct pfarg_setinfo), true },
 };
 
 static long pfm_vector_call(int fd, void __user *uvec, int count,
 			    enum pfm_vector_op op)
 {
-	size_t size = op == PFM_WRITE_PMCS ? sizeof(struct pfarg_pmc) :
-					     sizeof(struct pfarg_pmd);
+	size_t size = pfm_vector_desc[op].size;
 	struct pfm_context *ctx;
 	void *vec;
 	long ret;
@@ -97,14 +108,21 @@ static long pfm_vector_call(int fd, void __user *uvec, int count,
 	case PFM_WRITE_PMDS:
 		ret = pfm_write_pmds(ctx, vec, count);
 		break;
+	case PFM_CREATE_EVTSETS:
+		ret = pfm_create_evtsets(ctx, vec, count);
+		break;
+	case PFM_GETINFO_EVTSETS:
+		ret = pfm_getinfo_evtsets(ctx, vec, count);
+		break;
 	default:
 		ret = pfm_read_pmds(ctx, vec, count);
 		break;
 	}
 	mutex_unlock(&ctx->mutex);
 
-	/* read_pmds copies the whole vector back, as far as it got */
-	if (op == PFM_READ_PMDS && copy_to_user(uvec, vec, count * size))
+	/* as far as it got: the elements after a bad one go back as sent */
+	if (pfm_vector_desc[op].answers &&
+	    copy_to_user(uvec, vec, count * size))
 		ret = -EFAULT;
 	kfree(vec);
 	return ret;
@@ -198,89 +216,15 @@ SYSCALL_DEFINE1(pfm_unload_context, int, fd)
 	return pfm_ctx_call(fd, pfm_unload_context);
 }
 
-/*
- * Event sets: a context has one, set 0, which always exists and never
- * switches. Two of the 2008 calls stay for the tools that use them to
- * learn what they may program: libpfm-3.x asks pfm_getinfo_evtsets() for
- * the PMCs set 0 has available, and pfmon-3.x creates set 0 before it
- * loads a context. Any other set is -EINVAL, and so is every flag: they
- * ask for switching. pfm_delete_evtsets() stays removed: set 0 cannot go.
- */
-
-/*
- * The vector of an event-set call on the context behind @fd: NULL for a
- * count of 0, which reads nothing.
- */
-static void *pfm_evtset_vector(int fd, const void __user *uvec, int count,
-			       size_t size)
-{
-	CLASS(fd, f)(fd);
-	if (!pfm_fd_context(f))
-		return ERR_PTR(-EBADF);
-	if (count == 0)
-		return NULL;
-	return pfm_copy_vector(uvec, count, size);
-}
-
+/* The event-set calls: set 0 alone, see pfm_getinfo_evtsets(). */
 SYSCALL_DEFINE3(pfm_create_evtsets, int, fd,
 		struct pfarg_setdesc __user *, ureq, int, count)
 {
-	struct pfarg_setdesc *req;
-	int i, ret = 0;
-
-	req = pfm_evtset_vector(fd, ureq, count, sizeof(*req));
-	if (IS_ERR_OR_NULL(req))
-		return PTR_ERR_OR_ZERO(req);
-	/* describing set 0 as it is changes nothing */
-	for (i = 0; i < count; i++) {
-		if (req[i].set_id || req[i].set_flags) {
-			ret = -EINVAL;
-			break;
-		}
-	}
-	kfree(req);
-	return ret;
-}
-
-/* Set 0 as pfm_getinfo_evtsets() describes it. */
-static void pfm_setinfo_set0(struct pfarg_setinfo *info)
-{
-	unsigned int i;
-
-	info->set_flags = 0;
-	memset(info->set_ovfl_pmds, 0, sizeof(info->set_ovfl_pmds));
-	info->set_runs = 0;
-	info->set_timeout = 0;
-	info->set_act_duration = 0;
-	memset(info->set_avail_pmcs, 0, sizeof(info->set_avail_pmcs));
-	memset(info->set_avail_pmds, 0, sizeof(info->set_avail_pmds));
-	for (i = 0; i < pfm_pmu->num_pmcs; i++)
-		if (pfm_pmu->pmc[i].type & PFM_REG_IMPL)
-			info->set_avail_pmcs[i / 64] |= BIT_ULL(i % 64);
-	for (i = 0; i < pfm_pmu->num_pmds; i++)
-		if (pfm_pmu->pmd[i].type & PFM_REG_IMPL)
-			info->set_avail_pmds[i / 64] |= BIT_ULL(i % 64);
+	return pfm_vector_call(fd, ureq, count, PFM_CREATE_EVTSETS);
 }
 
 SYSCALL_DEFINE3(pfm_getinfo_evtsets, int, fd,
 		struct pfarg_setinfo __user *, ureq, int, count)
 {
-	struct pfarg_setinfo *info;
-	int i, ret = 0;
-
-	info = pfm_evtset_vector(fd, ureq, count, sizeof(*info));
-	if (IS_ERR_OR_NULL(info))
-		return PTR_ERR_OR_ZERO(info);
-	for (i = 0; i < count; i++) {
-		if (info[i].set_id) {
-			ret = -EINVAL;
-			break;
-		}
-		pfm_setinfo_set0(&info[i]);
-	}
-	/* the whole vector goes back, as far as it got, as in read_pmds */
-	if (copy_to_user(ureq, info, count * sizeof(*info)))
-		ret = -EFAULT;
-	kfree(info);
-	return ret;
+	return pfm_vector_call(fd, ureq, count, PFM_GETINFO_EVTSETS);
 }

@@ -178,9 +178,11 @@ struct pfarg_setdesc {
  * @set_reserved1: reserved, ignored and not written
  * @set_flags: out: the set's PFM_SETFL_* flags, 0
  * @set_ovfl_pmds: out: overflow notification only, 0
- * @set_runs: out: switching between sets only, 0
+ * @set_runs: out: how many times the set became active: the loads of the
+ *	context
  * @set_timeout: out: switching between sets only, 0
- * @set_act_duration: out: switching between sets only, 0
+ * @set_act_duration: out: how long the set was active, in nanoseconds: the
+ *	time its thread ran with monitoring started
  * @set_avail_pmcs: out: the PMCs a context may program, bit n for PMC n
  * @set_avail_pmds: out: the PMDs a context may use, bit n for PMD n
  * @set_reserved3: reserved, ignored and not written

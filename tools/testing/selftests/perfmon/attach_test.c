@@ -356,13 +356,19 @@ TEST_F(attach, load_reserved_fields_ignored)
 }
 
 /* The calls on an attached context, their errnos in order. */
-enum { C_WPMCS, C_WPMDS, C_RPMDS, C_START, C_STOP, C_UNLOAD, C_NR };
+enum {
+	C_WPMCS, C_WPMDS, C_RPMDS, C_START, C_STOP, C_CSETS, C_GSETS, C_UNLOAD,
+	C_NR
+};
 static const char * const call_names[C_NR] = {
-	"write_pmcs", "write_pmds", "read_pmds", "start", "stop", "unload"
+	"write_pmcs", "write_pmds", "read_pmds", "start", "stop",
+	"create_evtsets", "getinfo_evtsets", "unload"
 };
 
 static void run_calls(int fd, __u64 evtsel, int *res)
 {
+	struct pfarg_setdesc setdesc = { 0 };
+	struct pfarg_setinfo setinfo = { 0 };
 	struct pfarg_pmc pmc;
 	struct pfarg_pmd pmd;
 	int i;
@@ -388,6 +394,12 @@ static void run_calls(int fd, __u64 evtsel, int *res)
 			break;
 		case C_STOP:
 			ret = pfm_stop(fd);
+			break;
+		case C_CSETS:
+			ret = pfm_create_evtsets(fd, &setdesc, 1);
+			break;
+		case C_GSETS:
+			ret = pfm_getinfo_evtsets(fd, &setinfo, 1);
 			break;
 		default:
 			ret = pfm_unload_context(fd);

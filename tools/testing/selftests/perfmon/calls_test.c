@@ -708,21 +708,23 @@ TEST_F(ctx, close_loaded_self)
 
 /*
  * Event sets: set 0 is the only one. pfm_getinfo_evtsets() on it tells
- * which registers a context may use, those of pmu_desc; everything else
- * it reports is 0 (no switching, no notification), and its reserved
- * fields are neither read nor written.
+ * which registers a context may use, those of pmu_desc, how many times
+ * set 0 became active (once per load) and for how long (set_duration
+ * below); everything else it reports is 0 (no switching, no
+ * notification), and its reserved fields are neither read nor written.
  */
 static void expect_setinfo_set0(struct __test_metadata *_metadata,
-				const struct pfarg_setinfo *info)
+				const struct pfarg_setinfo *info, __u64 runs)
 {
 	unsigned int i;
 
 	EXPECT_EQ(0, info->set_id);
 	EXPECT_EQ(0xffff, info->set_reserved1);
 	EXPECT_EQ(0, info->set_flags);
-	EXPECT_EQ(0, info->set_runs);
+	EXPECT_EQ(runs, info->set_runs);
 	EXPECT_EQ(0, info->set_timeout);
-	EXPECT_EQ(0, info->set_act_duration);
+	if (!runs)
+		EXPECT_EQ(0, info->set_act_duration);
 	for (i = 0; i < PFM_REG_BV; i++)
 		EXPECT_EQ(0, info->set_ovfl_pmds[i]);
 	for (i = 0; i < PFM_MAX_PMCS; i++)
@@ -747,8 +749,8 @@ TEST_F(ctx, getinfo_evtsets_set0)
 	info[1].set_id = 0;
 	ASSERT_EQ(0, pfm_getinfo_evtsets(self->fd, info, 2))
 		TH_LOG("pfm_getinfo_evtsets: %s", strerror(errno));
-	expect_setinfo_set0(_metadata, &info[0]);
-	expect_setinfo_set0(_metadata, &info[1]);
+	expect_setinfo_set0(_metadata, &info[0], 0);
+	expect_setinfo_set0(_metadata, &info[1], 0);
 	/* PMC0 and PMD0 exist on every PMU perfmon supports */
 	EXPECT_TRUE(info[0].set_avail_pmcs[0] & 1);
 	EXPECT_TRUE(info[0].set_avail_pmds[0] & 1);
@@ -760,7 +762,7 @@ TEST_F(ctx, getinfo_evtsets_set0)
 	memset(info, 0xff, sizeof(info));
 	info[0].set_id = 0;
 	EXPECT_EQ(0, pfm_getinfo_evtsets(self->fd, info, 1));
-	expect_setinfo_set0(_metadata, &info[0]);
+	expect_setinfo_set0(_metadata, &info[0], 1);
 	EXPECT_EQ(0, pfm_stop(self->fd));
 	EXPECT_EQ(0, pfm_unload_context(self->fd));
 }
@@ -778,7 +780,7 @@ TEST_F(ctx, getinfo_evtsets_errors)
 	info[2].set_id = 0;
 	expect_err(_metadata, pfm_getinfo_evtsets(self->fd, info, 3), EINVAL,
 		   "set 1");
-	expect_setinfo_set0(_metadata, &info[0]);
+	expect_setinfo_set0(_metadata, &info[0], 0);
 	EXPECT_EQ(1, info[1].set_id);
 	EXPECT_EQ(~0ULL, info[1].set_avail_pmcs[0]);
 	EXPECT_EQ(~0ULL, info[2].set_avail_pmcs[0]);
@@ -809,6 +811,100 @@ TEST_F(ctx, getinfo_evtsets_errors)
 	expect_err(_metadata, pfm_getinfo_evtsets(self->fd, big, n + 1), E2BIG,
 		   "arg_mem_max");
 	free(big);
+}
+
+/*
+ * set_act_duration: the time the thread ran with monitoring started, in
+ * nanoseconds, the same clock as CLOCK_THREAD_CPUTIME_ID. It is read
+ * between two readings of that clock taken just inside and just outside
+ * the started interval, so it can be checked exactly: it lies between
+ * them. Stopped, it does not move; started, it grows as the thread runs;
+ * an unload stops it, and each load counts one more run.
+ */
+static __u64 thread_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void spin_ns(__u64 ns)
+{
+	__u64 end = thread_ns() + ns;
+
+	while (thread_ns() < end)
+		;
+}
+
+static int set0(int fd, __u64 *runs, __u64 *ns)
+{
+	struct pfarg_setinfo info;
+
+	memset(&info, 0, sizeof(info));
+	if (pfm_getinfo_evtsets(fd, &info, 1))
+		return -1;
+	*runs = info.set_runs;
+	*ns = info.set_act_duration;
+	return 0;
+}
+
+TEST_F(ctx, getinfo_evtsets_runs_and_duration)
+{
+	__u64 runs, ns, ns2, t0, t1, t2, t3;
+
+	ASSERT_EQ(0, set0(self->fd, &runs, &ns));
+	EXPECT_EQ(0, runs);
+	EXPECT_EQ(0, ns);
+
+	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	spin_ns(2000000);
+	ASSERT_EQ(0, set0(self->fd, &runs, &ns));
+	EXPECT_EQ(1, runs);
+	EXPECT_EQ(0, ns) TH_LOG("loaded, never started");
+
+	t0 = thread_ns();
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	t1 = thread_ns();
+	spin_ns(20000000);
+	t2 = thread_ns();
+	ASSERT_EQ(0, pfm_stop(self->fd));
+	t3 = thread_ns();
+	ASSERT_EQ(0, set0(self->fd, &runs, &ns));
+	EXPECT_EQ(1, runs);
+	EXPECT_LE(t2 - t1, ns);
+	EXPECT_GE(t3 - t0, ns);
+
+	/* stopped, it stays */
+	spin_ns(2000000);
+	ASSERT_EQ(0, set0(self->fd, &runs, &ns2));
+	EXPECT_EQ(ns, ns2);
+
+	/* started, it grows with the thread's time, read while it runs */
+	t0 = thread_ns();
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	t1 = thread_ns();
+	spin_ns(10000000);
+	t2 = thread_ns();
+	ASSERT_EQ(0, set0(self->fd, &runs, &ns2));
+	t3 = thread_ns();
+	EXPECT_LE(ns + (t2 - t1), ns2);
+	EXPECT_GE(ns + (t3 - t0), ns2);
+
+	/* an unload while started ends the interval; a new load is a run */
+	t0 = thread_ns();
+	ASSERT_EQ(0, pfm_unload_context(self->fd));
+	t1 = thread_ns();
+	ASSERT_EQ(0, set0(self->fd, &runs, &ns));
+	EXPECT_EQ(1, runs);
+	EXPECT_LE(ns2 + (t0 - t3), ns);
+	EXPECT_GE(ns2 + (t1 - t2), ns);
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	ASSERT_EQ(0, set0(self->fd, &runs, &ns2));
+	EXPECT_EQ(2, runs);
+	EXPECT_EQ(ns, ns2);
+	EXPECT_EQ(0, pfm_unload_context(self->fd));
 }
 
 /*

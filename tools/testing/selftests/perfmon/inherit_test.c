@@ -2705,4 +2705,106 @@ TEST_F_TIMEOUT(inherit, follow_race_close_unload, 900)
 	EXPECT_EQ(base, wait_sessions(base));
 }
 
+/*
+ * The clone of a follower waits for the mutex of the context it follows,
+ * which the unload holds while it folds and detaches every follower, one
+ * at a time: with thousands of them, for a long while. The wait is
+ * killable: a follower killed in it dies at once, well before the unload
+ * is done, instead of sleeping uninterruptibly until the unload lets the
+ * mutex go.
+ */
+#define KILLABLE_ENV		"PFM_KILLABLE_FOLLOWERS"
+
+struct killer {
+	pid_t victim;
+	int go;			/* futex word: 1 once the unload begins */
+	int waiting;		/* looks that found the victim in 'D' */
+	int status;
+	struct timespec killed, reaped;
+};
+
+/* Wait for the victim to sleep in its clone, kill it, reap it. */
+static void *killer_main(void *arg)
+{
+	struct killer *k = arg;
+	int i;
+
+	while (!__atomic_load_n(&k->go, __ATOMIC_ACQUIRE))
+		futex_wait(&k->go, 0);
+	for (i = 0; i < 20000 && k->waiting < 2; i++) {
+		if (task_state(k->victim, k->victim) == 'D')
+			k->waiting++;
+		else
+			k->waiting = 0;
+		usleep(1000);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &k->killed);
+	kill(k->victim, SIGKILL);
+	waitpid(k->victim, &k->status, 0);
+	clock_gettime(CLOCK_MONOTONIC, &k->reaped);
+	return NULL;
+}
+
+static void fork_loop(void)
+{
+	for (;;) {
+		pid_t pid = fork();
+
+		if (pid == 0)
+			_exit(0);
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+	}
+}
+
+static long ms_since(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1000 +
+	       (b->tv_nsec - a->tv_nsec) / 1000000;
+}
+
+TEST_F_TIMEOUT(inherit, killed_clone_waits_no_longer, 600)
+{
+	long nr = env_long(KILLABLE_ENV, IRQSOFF_MANY);
+	struct killer k = { 0 };
+	struct timespec t0, t1;
+	struct sleepers s;
+	pthread_t killer;
+
+	ASSERT_EQ(0, knob_set(&self->knobs[0], "/proc/sys/kernel/threads-max",
+			      "65536"));
+	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
+	ASSERT_LE(0, self->fd) TH_LOG("load: %s", strerror(errno));
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	EXPECT_EQ(nr, sleepers_begin(&s, nr))
+		TH_LOG("pthread_create(): %s", strerror(s.err));
+	/* the last follower listed, so the last the unload detaches */
+	k.victim = fork();
+	if (k.victim == 0)
+		fork_loop();
+	ASSERT_LT(0, k.victim);
+	self->child = k.victim;
+	ASSERT_EQ(0, pthread_create(&killer, NULL, killer_main, &k));
+	usleep(100000);
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	__atomic_store_n(&k.go, 1, __ATOMIC_RELEASE);
+	futex_wake(&k.go, 1);
+	EXPECT_EQ(0, pfm_unload_context(self->fd));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	pthread_join(killer, NULL);
+	self->child = -1;
+	sleepers_end(&s);
+
+	ksft_print_msg("%ld followers: unload %ld ms; the victim killed %ld ms into it, reaped %ld ms later\n",
+		       nr, ms_since(&t0, &t1), ms_since(&t0, &k.killed),
+		       ms_since(&k.killed, &k.reaped));
+	EXPECT_EQ(2, k.waiting)
+		TH_LOG("the victim was never seen waiting in its clone");
+	EXPECT_TRUE(WIFSIGNALED(k.status) && WTERMSIG(k.status) == SIGKILL)
+		TH_LOG("status %#x", k.status);
+	/* dead while the unload still held the mutex */
+	EXPECT_LT(ms_since(&t0, &k.reaped), ms_since(&t0, &t1));
+}
+
 TEST_HARNESS_MAIN
