@@ -2710,34 +2710,46 @@ TEST_F_TIMEOUT(inherit, follow_race_close_unload, 900)
  * which the unload holds while it folds and detaches every follower, one
  * at a time: with thousands of them, for a long while. The wait is
  * killable: a follower killed in it dies at once, well before the unload
- * is done, instead of sleeping uninterruptibly until the unload lets the
- * mutex go.
+ * is done, instead of waiting until the unload lets the mutex go. A thread
+ * spinning beside the unload on its CPU makes the wait a sleep: a waiter
+ * spins only while the owner of the mutex runs.
  */
 #define KILLABLE_ENV		"PFM_KILLABLE_FOLLOWERS"
+#define KILLABLE_FMT \
+	"%ld followers: unload %ld ms; victim killed %ld ms in, reaped %ld ms later\n"
 
 struct killer {
 	pid_t victim;
 	int go;			/* futex word: 1 once the unload begins */
-	int waiting;		/* looks that found the victim in 'D' */
+	int done;		/* the unload returned */
+	int stuck;		/* the victim was seen stuck in a fork */
+	int cpu;		/* the victim's CPU */
 	int status;
 	struct timespec killed, reaped;
+	long *forks;		/* shared with the victim: forks begun, ended */
 };
 
-/* Wait for the victim to sleep in its clone, kill it, reap it. */
+/*
+ * Wait for the victim to be stuck in a fork (begun, not ended, for three
+ * looks 2 ms apart: a fork takes less), kill it and reap it.
+ */
 static void *killer_main(void *arg)
 {
 	struct killer *k = arg;
-	int i;
+	long last = -1;
+	int same = 0;
 
 	while (!__atomic_load_n(&k->go, __ATOMIC_ACQUIRE))
 		futex_wait(&k->go, 0);
-	for (i = 0; i < 20000 && k->waiting < 2; i++) {
-		if (task_state(k->victim, k->victim) == 'D')
-			k->waiting++;
-		else
-			k->waiting = 0;
-		usleep(1000);
+	while (same < 3 && !__atomic_load_n(&k->done, __ATOMIC_ACQUIRE)) {
+		long begun = __atomic_load_n(&k->forks[0], __ATOMIC_ACQUIRE);
+		long ended = __atomic_load_n(&k->forks[1], __ATOMIC_ACQUIRE);
+
+		same = begun != ended && begun == last ? same + 1 : 0;
+		last = begun;
+		usleep(2000);
 	}
+	k->stuck = same >= 3;
 	clock_gettime(CLOCK_MONOTONIC, &k->killed);
 	kill(k->victim, SIGKILL);
 	waitpid(k->victim, &k->status, 0);
@@ -2745,13 +2757,26 @@ static void *killer_main(void *arg)
 	return NULL;
 }
 
-static void fork_loop(void)
+static void *spin_main(void *arg)
 {
-	for (;;) {
-		pid_t pid = fork();
+	int *done = arg;
 
+	while (!__atomic_load_n(done, __ATOMIC_ACQUIRE))
+		;
+	return NULL;
+}
+
+static void fork_loop(long *forks, int cpu)
+{
+	pfm_pin(0, cpu);
+	for (;;) {
+		pid_t pid;
+
+		__atomic_add_fetch(&forks[0], 1, __ATOMIC_RELEASE);
+		pid = fork();
 		if (pid == 0)
 			_exit(0);
+		__atomic_add_fetch(&forks[1], 1, __ATOMIC_RELEASE);
 		if (pid > 0)
 			waitpid(pid, NULL, 0);
 	}
@@ -2766,13 +2791,20 @@ static long ms_since(const struct timespec *a, const struct timespec *b)
 TEST_F_TIMEOUT(inherit, killed_clone_waits_no_longer, 600)
 {
 	long nr = env_long(KILLABLE_ENV, IRQSOFF_MANY);
-	struct killer k = { 0 };
+	struct killer k = { .forks = self->mem };
 	struct timespec t0, t1;
+	pthread_t killer, spinner;
 	struct sleepers s;
-	pthread_t killer;
+	int cpu;
 
+	if (pfm_two_cpus(&cpu, &k.cpu))
+		SKIP(return, "needs two CPUs");
+	/* the unload, and everything but the victim, on the first CPU */
+	ASSERT_EQ(0, pfm_pin(0, cpu));
 	ASSERT_EQ(0, knob_set(&self->knobs[0], "/proc/sys/kernel/threads-max",
 			      "65536"));
+	k.forks[0] = 0;
+	k.forks[1] = 0;
 	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
 	ASSERT_LE(0, self->fd) TH_LOG("load: %s", strerror(errno));
 	ASSERT_EQ(0, pfm_start(self->fd, NULL));
@@ -2781,10 +2813,11 @@ TEST_F_TIMEOUT(inherit, killed_clone_waits_no_longer, 600)
 	/* the last follower listed, so the last the unload detaches */
 	k.victim = fork();
 	if (k.victim == 0)
-		fork_loop();
+		fork_loop(k.forks, k.cpu);
 	ASSERT_LT(0, k.victim);
 	self->child = k.victim;
 	ASSERT_EQ(0, pthread_create(&killer, NULL, killer_main, &k));
+	ASSERT_EQ(0, pthread_create(&spinner, NULL, spin_main, &k.done));
 	usleep(100000);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -2792,15 +2825,17 @@ TEST_F_TIMEOUT(inherit, killed_clone_waits_no_longer, 600)
 	futex_wake(&k.go, 1);
 	EXPECT_EQ(0, pfm_unload_context(self->fd));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	__atomic_store_n(&k.done, 1, __ATOMIC_RELEASE);
 	pthread_join(killer, NULL);
+	pthread_join(spinner, NULL);
 	self->child = -1;
 	sleepers_end(&s);
 
-	ksft_print_msg("%ld followers: unload %ld ms; the victim killed %ld ms into it, reaped %ld ms later\n",
-		       nr, ms_since(&t0, &t1), ms_since(&t0, &k.killed),
+	ksft_print_msg(KILLABLE_FMT, nr, ms_since(&t0, &t1),
+		       ms_since(&t0, &k.killed),
 		       ms_since(&k.killed, &k.reaped));
-	EXPECT_EQ(2, k.waiting)
-		TH_LOG("the victim was never seen waiting in its clone");
+	EXPECT_TRUE(k.stuck)
+		TH_LOG("the victim was never seen stuck in its clone");
 	EXPECT_TRUE(WIFSIGNALED(k.status) && WTERMSIG(k.status) == SIGKILL)
 		TH_LOG("status %#x", k.status);
 	/* dead while the unload still held the mutex */
