@@ -2730,9 +2730,11 @@ struct killer {
 };
 
 /*
- * Wait for the victim to be stuck in a fork (begun, not ended, for three
- * looks 2 ms apart: a fork takes less), kill it and reap it.
+ * Wait for the victim to be stuck in a fork (begun, not ended, for 25
+ * looks 2 ms apart: its forks take a few ms), kill it and reap it.
  */
+#define KILLABLE_STUCK		25
+
 static void *killer_main(void *arg)
 {
 	struct killer *k = arg;
@@ -2741,7 +2743,8 @@ static void *killer_main(void *arg)
 
 	while (!__atomic_load_n(&k->go, __ATOMIC_ACQUIRE))
 		futex_wait(&k->go, 0);
-	while (same < 3 && !__atomic_load_n(&k->done, __ATOMIC_ACQUIRE)) {
+	while (same < KILLABLE_STUCK &&
+	       !__atomic_load_n(&k->done, __ATOMIC_ACQUIRE)) {
 		long begun = __atomic_load_n(&k->forks[0], __ATOMIC_ACQUIRE);
 		long ended = __atomic_load_n(&k->forks[1], __ATOMIC_ACQUIRE);
 
@@ -2749,7 +2752,7 @@ static void *killer_main(void *arg)
 		last = begun;
 		usleep(2000);
 	}
-	k->stuck = same >= 3;
+	k->stuck = same >= KILLABLE_STUCK;
 	clock_gettime(CLOCK_MONOTONIC, &k->killed);
 	kill(k->victim, SIGKILL);
 	waitpid(k->victim, &k->status, 0);
@@ -2766,19 +2769,19 @@ static void *spin_main(void *arg)
 	return NULL;
 }
 
+/*
+ * Fork in a loop, the children reaped by the kernel: a wait for a child,
+ * whose exit the unload may hold up, would hide the clone's own wait.
+ */
 static void fork_loop(long *forks, int cpu)
 {
+	signal(SIGCHLD, SIG_IGN);
 	pfm_pin(0, cpu);
 	for (;;) {
-		pid_t pid;
-
 		__atomic_add_fetch(&forks[0], 1, __ATOMIC_RELEASE);
-		pid = fork();
-		if (pid == 0)
+		if (fork() == 0)
 			_exit(0);
 		__atomic_add_fetch(&forks[1], 1, __ATOMIC_RELEASE);
-		if (pid > 0)
-			waitpid(pid, NULL, 0);
 	}
 }
 
@@ -2795,7 +2798,7 @@ TEST_F_TIMEOUT(inherit, killed_clone_waits_no_longer, 600)
 	struct timespec t0, t1;
 	pthread_t killer, spinner;
 	struct sleepers s;
-	int cpu;
+	int cpu, i;
 
 	if (pfm_two_cpus(&cpu, &k.cpu))
 		SKIP(return, "needs two CPUs");
@@ -2808,17 +2811,26 @@ TEST_F_TIMEOUT(inherit, killed_clone_waits_no_longer, 600)
 	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
 	ASSERT_LE(0, self->fd) TH_LOG("load: %s", strerror(errno));
 	ASSERT_EQ(0, pfm_start(self->fd, NULL));
-	EXPECT_EQ(nr, sleepers_begin(&s, nr))
-		TH_LOG("pthread_create(): %s", strerror(s.err));
-	/* the last follower listed, so the last the unload detaches */
+	/*
+	 * Before the threads, so that its forks stay quick; the first
+	 * follower the unload detaches, after it has stopped them all: a
+	 * fork begun meanwhile waits for the whole unload.
+	 */
 	k.victim = fork();
 	if (k.victim == 0)
 		fork_loop(k.forks, k.cpu);
 	ASSERT_LT(0, k.victim);
 	self->child = k.victim;
+	for (i = 0; i < 6000; i++) {
+		if (__atomic_load_n(&k.forks[1], __ATOMIC_ACQUIRE) >= 10)
+			break;
+		usleep(10000);
+	}
+	ASSERT_LE(10, k.forks[1]) TH_LOG("the victim does not fork");
+	EXPECT_EQ(nr, sleepers_begin(&s, nr))
+		TH_LOG("pthread_create(): %s", strerror(s.err));
 	ASSERT_EQ(0, pthread_create(&killer, NULL, killer_main, &k));
 	ASSERT_EQ(0, pthread_create(&spinner, NULL, spin_main, &k.done));
-	usleep(100000);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	__atomic_store_n(&k.go, 1, __ATOMIC_RELEASE);
