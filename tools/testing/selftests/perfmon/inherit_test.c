@@ -2846,10 +2846,11 @@ TEST_F_TIMEOUT(inherit, killed_clone_waits_no_longer, 600)
 	ksft_print_msg(KILLABLE_FMT, nr, ms_since(&t0, &t1),
 		       ms_since(&t0, &k.killed),
 		       ms_since(&k.killed, &k.reaped));
-	EXPECT_TRUE(k.stuck)
-		TH_LOG("the victim was never seen stuck in its clone");
 	EXPECT_TRUE(WIFSIGNALED(k.status) && WTERMSIG(k.status) == SIGKILL)
 		TH_LOG("status %#x", k.status);
+	/* a slow machine may not begin a fork until the victim is detached */
+	if (!k.stuck)
+		SKIP(return, "the victim was never seen stuck in its clone");
 	/* dead while the unload still held the mutex */
 	EXPECT_LT(ms_since(&t0, &k.reaped), ms_since(&t0, &t1));
 }
