@@ -97,6 +97,12 @@ struct pfm_regdesc {
  *	own context is live) or PFM_RDPMC_ALWAYS (every thread)
  * @user_rdpmc: allow or forbid reading the counters from user space on
  *	this CPU
+ * @take_cpu: take this CPU's counters from the other user's events, which
+ *	step aside until @give_back_cpu: before a context goes live on a CPU
+ *	whose PMU perfmon does not hold yet; the only operations set only
+ *	for a PMU that perfmon shares (PFM_PMU_SHARED)
+ * @give_back_cpu: give this CPU's counters back, all of them stopped and
+ *	their event selects cleared
  *
  * Every operation must be set. All but @reserve and @release act on the
  * PMU of the calling CPU and are called with interrupts disabled or from
@@ -122,11 +128,14 @@ struct pfm_pmu {
 	void	(*ack)(u64 pmds);
 	unsigned int (*rdpmc_users)(void);
 	void	(*user_rdpmc)(bool allow);
+	void	(*take_cpu)(void);
+	void	(*give_back_cpu)(void);
 };
 
 /* struct pfm_pmu.flags */
 #define PFM_PMU_LATE_NMI	0x1	/* an overflow NMI per counter, maybe late */
 #define PFM_PMU_GLOBAL_DISABLE	0x2	/* @disable stops every counter */
+#define PFM_PMU_SHARED		0x4	/* the other user keeps counting */
 
 /* struct pfm_pmu.rdpmc_users() */
 #define PFM_RDPMC_NEVER		0

@@ -27,6 +27,7 @@ static const struct {
 	PFM_STAT(ovfl_at_save),
 	PFM_STAT(stale_intr),
 	PFM_STAT(cpu_resets),
+	PFM_STAT(cpu_takes),
 	PFM_STAT(pmds_cleared),
 };
 

@@ -20,6 +20,8 @@ DEFINE_STATIC_CALL_NULL(pfm_disable, *pfm_pmu->disable);
 DEFINE_STATIC_CALL_NULL(pfm_ack, *pfm_pmu->ack);
 DEFINE_STATIC_CALL_NULL(pfm_user_rdpmc, *pfm_pmu->user_rdpmc);
 DEFINE_STATIC_CALL_NULL(pfm_reset, *pfm_pmu->reset);
+DEFINE_STATIC_CALL_NULL(pfm_take_cpu, *pfm_pmu->take_cpu);
+DEFINE_STATIC_CALL_NULL(pfm_give_back_cpu, *pfm_pmu->give_back_cpu);
 DEFINE_STATIC_CALL_NULL(pfm_rdpmc_users, *pfm_pmu->rdpmc_users);
 
 static int __init pfm_pmu_check(const struct pfm_pmu *pmu)
@@ -35,6 +37,9 @@ static int __init pfm_pmu_check(const struct pfm_pmu *pmu)
 	    !pmu->rdpmc_users ||
 	    !pmu->cpu_usable ||
 	    !pmu->reset)
+		return -EINVAL;
+	if ((pmu->flags & PFM_PMU_SHARED) &&
+	    (!pmu->take_cpu || !pmu->give_back_cpu))
 		return -EINVAL;
 	for (i = 0; i < pmu->num_pmds; i++) {
 		const struct pfm_regdesc *d = &pmu->pmd[i];
@@ -90,6 +95,10 @@ int __init pfm_pmu_register(const struct pfm_pmu *pmu)
 	static_call_update(pfm_ack, pmu->ack);
 	static_call_update(pfm_user_rdpmc, pmu->user_rdpmc);
 	static_call_update(pfm_reset, pmu->reset);
+	if (pmu->flags & PFM_PMU_SHARED) {
+		static_call_update(pfm_take_cpu, pmu->take_cpu);
+		static_call_update(pfm_give_back_cpu, pmu->give_back_cpu);
+	}
 	static_call_update(pfm_rdpmc_users, pmu->rdpmc_users);
 	pfm_pmu = pmu;
 	pr_info("perfmon: %s PMU, %u PMCs, %u PMDs\n", pmu->model, pmcs, pmds);

@@ -2,30 +2,37 @@
 /*
  * perfmon resources: the PMU and who may use it.
  *
- * perfmon and perf_events cannot share the PMU. perfmon takes it, through
- * the architecture's reservation, when a context is attached to a thread
- * while none is, and gives it back when the last attached context is
- * detached: contexts that only exist as file descriptors hold nothing.
- * While perfmon holds the PMU, perf cannot create hardware events, and
- * while perf holds it, attaching a context fails with -EBUSY.
+ * perfmon reserves the PMU, through the architecture, when a context is
+ * attached to a thread while none is, and releases it when the last
+ * attached context is detached: contexts that only exist as file
+ * descriptors hold nothing. Where the PMU can be shared (PFM_PMU_SHARED),
+ * the reservation only keeps out the events of the PMU's other user that
+ * cannot step aside, and each CPU's counters are perfmon's only while a
+ * context is live there (switch.c); elsewhere it takes every counter.
+ * Either way the other user's events that stand in the way make attaching
+ * a context fail with -EBUSY, and cannot be created while perfmon holds
+ * the reservation.
  *
- * Taking the PMU costs no interrupt to other CPUs: each CPU resets its PMU
- * itself the first time it loads a context after the PMU was taken, when
- * it finds that pfm_pmu_gen changed since its last reset.
+ * Reserving the PMU costs no interrupt to other CPUs: each CPU resets its
+ * PMU itself the first time it loads a context after the reservation,
+ * when it finds that pfm_pmu_gen changed since its last reset.
  *
  * The perf hard lockup detector holds a counter on every CPU: the first
  * time perfmon takes the PMU, it hands hard lockup detection to the buddy
  * detector, which needs no counter, and that lasts until the administrator
- * reconfigures the watchdog (watchdog_hardlockup_pmu_claim()). Every
- * counter is the contexts'. On a single CPU the buddy detector cannot run,
- * and perfmon gets the PMU only with the NMI watchdog off.
+ * reconfigures the watchdog (watchdog_hardlockup_pmu_claim()). On a single
+ * CPU the buddy detector cannot run, and perfmon gets the PMU only with
+ * the NMI watchdog off.
  *
  * Who may count follows perf_events: the same perf_event_paranoid levels,
  * capabilities and LSM hook decide whether a user may use perfmon at all
  * (here, at creation) and whether a PMC may count the kernel (regs.c).
- * Taking the PMU locks perf_events and KVM's virtual PMUs out for the whole
- * machine: by default only a caller with CAP_PERFMON may attach a context,
- * unless root lets every user who may count do it (unprivileged_reserve).
+ * The reservation locks out, for the whole machine, the perf events that
+ * count guests (raw perf_event_open() callers leave exclude_guest 0) and
+ * so KVM's perf-based virtual PMUs, and where the PMU cannot be shared
+ * every hardware event: by default only a caller with CAP_PERFMON may
+ * attach a context, unless root lets every user who may count do it
+ * (unprivileged_reserve).
  */
 
 #include <linux/capability.h>
@@ -122,13 +129,11 @@ int pfm_session_get(void)
 		ret = pfm_pmu->reserve();
 		pfm_dbg("PMU reserved by %s[%d]: %d\n", current->comm,
 			task_pid_nr(current), ret);
-		if (ret) {
+		/* the architecture says why once */
+		if (ret)
 			watchdog_hardlockup_pmu_release();
-			pr_info_once("perfmon: the PMU is in use by perf_events\n");
-		} else {
-			/* every CPU resets its PMU before it next uses it */
+		else	/* every CPU resets its PMU before it next uses it */
 			atomic64_inc(&pfm_pmu_gen);
-		}
 	}
 	if (!ret)
 		atomic_inc(&pfm_task_sessions);

@@ -32,6 +32,8 @@ DECLARE_STATIC_CALL(pfm_disable, *pfm_pmu->disable);
 DECLARE_STATIC_CALL(pfm_ack, *pfm_pmu->ack);
 DECLARE_STATIC_CALL(pfm_user_rdpmc, *pfm_pmu->user_rdpmc);
 DECLARE_STATIC_CALL(pfm_reset, *pfm_pmu->reset);
+DECLARE_STATIC_CALL(pfm_take_cpu, *pfm_pmu->take_cpu);
+DECLARE_STATIC_CALL(pfm_give_back_cpu, *pfm_pmu->give_back_cpu);
 DECLARE_STATIC_CALL(pfm_rdpmc_users, *pfm_pmu->rdpmc_users);
 
 /* Number of contexts attached to a thread. */

@@ -20,6 +20,8 @@
  * @stale_intr: late overflow interrupts, for overflows already handled
  * @cpu_resets: resets of the PMU of the CPU, at its first use after
  *	perfmon took the PMU
+ * @cpu_takes: the CPU's PMU taken from perf's events for a context
+ *	(PFM_PMU_SHARED)
  * @pmds_cleared: counters cleared of values that were not the next
  *	thread's to read
  */
@@ -33,6 +35,7 @@ struct pfm_stats {
 	u64	ovfl_at_save;
 	u64	stale_intr;
 	u64	cpu_resets;
+	u64	cpu_takes;
 	u64	pmds_cleared;
 };
 

@@ -10,6 +10,12 @@
  * between, the counters still hold its values and only the PMCs, which
  * restart counting, are written.
  *
+ * Where perfmon shares the PMU with its other user (PFM_PMU_SHARED), a
+ * CPU's PMU is perfmon's from the first load of a context there to the
+ * switch to a thread without one: the other user's events step aside
+ * meanwhile, and what contexts programmed is cleared before they return.
+ * A switch between two threads with contexts keeps the PMU.
+ *
  * A thread allowed to read counters from user space could read every
  * counter of its CPU, not only those of its context: the counters that
  * another context or the PMU's other user left values in are tracked per
@@ -52,11 +58,15 @@
  * @busy: a context is being saved or loaded on this CPU
  * @rdpmc: perfmon lets the thread running here read counters from user
  *	space
+ * @taken: this CPU's PMU is taken from its other user's events
+ *	(PFM_PMU_SHARED)
  * @unusable: this CPU lacks counters of the PMU description (a core type
  *	of a hybrid processor that no CPU up at boot had): no context is
  *	loaded here
  * @gen: pfm_pmu_gen when this CPU last reset its PMU
  * @dirty: counters holding values of contexts that are not live here
+ * @foreign: counters that the PMU's other user may have left values in
+ *	since this CPU's PMU was taken from it (PFM_PMU_SHARED)
  * @pmcs: what this CPU's PMCs hold, when the PMU has a global disable
  *	(PFM_PMU_GLOBAL_DISABLE): a save leaves them as they are, and a load
  *	writes only the ones that differ
@@ -67,9 +77,11 @@ struct pfm_cpu {
 	unsigned long		stale_until;
 	bool			busy;
 	bool			rdpmc;
+	bool			taken;
 	bool			unusable;
 	u64			gen;
 	u64			dirty;
+	u64			foreign;
 	u64			pmcs[PFM_MAX_HW_PMCS];
 };
 
@@ -270,6 +282,43 @@ void pfm_clear_counters(void)
 }
 
 /*
+ * Take this CPU's PMU from the PMU's other user, whose events step aside
+ * until pfm_give_back_cpu(), for a context to go live here. They used the
+ * counters in between: no context finds its values there any more.
+ */
+static void pfm_take_cpu(struct pfm_cpu *pc)
+{
+	if (!(pfm_pmu->flags & PFM_PMU_SHARED) || pc->taken)
+		return;
+	static_call(pfm_take_cpu)();
+	pc->taken = true;
+	pc->act++;
+	pc->foreign = pfm_pmu_counters;
+	pfm_stat_inc(cpu_takes);
+}
+
+/*
+ * Give this CPU's PMU back when no context is live here: what contexts
+ * programmed is cleared first, so that nothing of theirs counts under the
+ * other user's events.
+ */
+static void pfm_give_back_cpu(struct pfm_cpu *pc)
+{
+	unsigned int i;
+
+	if (!pc->taken || pc->ctx)
+		return;
+	pfm_clear_hw_pmds(pc->dirty);
+	pc->dirty = 0;
+	pc->foreign = 0;
+	for (i = 0; i < ARRAY_SIZE(pc->pmcs); i++)
+		if (pc->pmcs[i])
+			pfm_write_hw_pmc(pc, i, 0);
+	static_call(pfm_give_back_cpu)();
+	pc->taken = false;
+}
+
+/*
  * Save the live context @ctx of this CPU into memory and stop the PMU.
  * Interrupts disabled, ctx->lock held. With @keep_rdpmc, the right to use
  * RDPMC stays as it is, for the next load on this CPU to keep or revoke.
@@ -346,6 +395,7 @@ static void pfm_load(struct pfm_context *ctx)
 	if (unlikely(pc->unusable))
 		return;
 
+	pfm_take_cpu(pc);
 	WRITE_ONCE(pc->busy, true);
 	barrier();
 
@@ -383,8 +433,9 @@ static void pfm_load(struct pfm_context *ctx)
 	if (readers == PFM_RDPMC_ALWAYS ||
 	    (readers == PFM_RDPMC_SELF && ctx->is_self)) {
 		/* its thread may read every counter: none but its own count */
-		pfm_clear_hw_pmds(pc->dirty & ~ctx->used_pmds);
+		pfm_clear_hw_pmds((pc->dirty | pc->foreign) & ~ctx->used_pmds);
 		pc->dirty &= ctx->used_pmds;
+		pc->foreign = 0;
 	}
 	pfm_set_rdpmc(pc, ctx->is_self);
 
@@ -450,6 +501,7 @@ void pfm_ctx_unlock(struct pfm_context *ctx, unsigned long flags)
 		pfm_load(ctx);
 	if (!this_cpu_read(pfm_cpu.ctx))
 		pfm_set_rdpmc(this_cpu_ptr(&pfm_cpu), false);
+	pfm_give_back_cpu(this_cpu_ptr(&pfm_cpu));
 	raw_spin_unlock_irqrestore(&ctx->lock, flags);
 }
 
@@ -534,6 +586,7 @@ static void pfm_family_sync_cpu(void *info)
 	    ctx->live_cpu < 0)
 		pfm_load(ctx);
 	raw_spin_unlock(&ctx->lock);
+	pfm_give_back_cpu(this_cpu_ptr(&pfm_cpu));
 }
 
 /*
@@ -579,6 +632,9 @@ void __pfm_ctxsw_out(struct task_struct *prev, bool next_in)
 		pfm_save(ctx, next_in);
 	raw_spin_unlock(&ctx->lock);
 	pfm_stat_inc(ctxsw_out);
+	/* no context of the next thread comes: the PMU goes back */
+	if (!next_in)
+		pfm_give_back_cpu(this_cpu_ptr(&pfm_cpu));
 }
 
 /* Called from the architecture's context switch, interrupts disabled. */
@@ -601,6 +657,7 @@ void __pfm_ctxsw_in(struct task_struct *next)
 	/* what the save of the thread switched out left */
 	if (!loaded)
 		pfm_set_rdpmc(this_cpu_ptr(&pfm_cpu), false);
+	pfm_give_back_cpu(this_cpu_ptr(&pfm_cpu));
 }
 
 /*

@@ -4,8 +4,7 @@
  *
  * MSR access, the global enable of Intel and of AMD PerfMonV2, the overflow
  * interrupt (an NMI, as perf_events programs LVTPC), user-space RDPMC
- * (CR4.PCE), and the reservation that keeps perf_events and perfmon from
- * using the PMU at the same time.
+ * (CR4.PCE), and how perfmon and perf_events share the PMU.
  */
 
 #include <linux/init.h>
@@ -28,6 +27,10 @@ static struct pfm_x86_pmu pfm_x86 __ro_after_init;
 static bool pfm_x86_nmi_registered;
 /* perfmon holds the PMU: every overflow interrupt is its own. */
 static bool pfm_x86_held;
+/* Where perfmon shares the PMU: this CPU's counters are perfmon's. */
+static DEFINE_PER_CPU(bool, pfm_x86_taken);
+/* A PMI of perf's came while they were: see pfm_x86_perf_pmi(). */
+static DEFINE_PER_CPU(bool, pfm_x86_perf_pmi_left);
 
 static void pfm_x86_write_pmc(unsigned int cnum, u64 value)
 {
@@ -138,8 +141,37 @@ static void pfm_x86_reset(void)
 		pfm_intel_clear_extra(&pfm_x86);
 	pfm_x86_ack(GENMASK_ULL(pfm_x86.num_gp - 1, 0) |
 		    ((u64)pfm_x86.fixed_mask << PFM_X86_FIXED_BASE));
+	/* what perf's last events left: perf would clear it under a context */
+	perf_clear_dirty_counters();
 	if (boot_cpu_has(X86_FEATURE_APIC))
 		apic_write(APIC_LVTPC, APIC_DM_NMI);
+}
+
+/*
+ * Where perf cannot share the PMU, perfmon takes every counter from it with
+ * the reservation of the counters' MSRs that perf makes for its first
+ * hardware event (reserve_pmc_hardware()): while perfmon holds them perf
+ * creates no hardware event, and while perf holds them this fails.
+ */
+static int pfm_x86_reserve_counters(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < pfm_x86.num_gp; i++) {
+		if (!reserve_perfctr_nmi(pfm_x86.pmd[i].addr))
+			goto fail;
+		if (!reserve_evntsel_nmi(pfm_x86.pmc[i].addr)) {
+			release_perfctr_nmi(pfm_x86.pmd[i].addr);
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	while (i--) {
+		release_evntsel_nmi(pfm_x86.pmc[i].addr);
+		release_perfctr_nmi(pfm_x86.pmd[i].addr);
+	}
+	return -EBUSY;
 }
 
 /*
@@ -153,8 +185,17 @@ static bool pfm_x86_cpu_usable(void)
 
 static void pfm_x86_release(void)
 {
+	unsigned int i;
+
 	WRITE_ONCE(pfm_x86_held, false);
-	x86_perf_pmu_give_back();
+	if (pfm_x86.flags & PFM_X86_SHARED) {
+		perf_release_mediated_pmu();
+		return;
+	}
+	for (i = 0; i < pfm_x86.num_gp; i++) {
+		release_evntsel_nmi(pfm_x86.pmc[i].addr);
+		release_perfctr_nmi(pfm_x86.pmd[i].addr);
+	}
 }
 
 /*
@@ -181,52 +222,151 @@ static u64 pfm_x86_ack_status(void)
 }
 
 /*
- * While perfmon holds the PMU, every counter overflow is its own, whether
- * a live context's counter raised it or a counter no context counts on
- * now (a save folded it, or the interrupt came late). The global status
- * is acknowledged first, then the counters are found by their values:
- * one that overflows in between raises another interrupt. Intel masks
- * LVTPC when it delivers a PMI: it is unmasked for every NMI meanwhile,
- * as perf_events does, so that an overflow interrupt nobody claims does
- * not silence the next ones.
+ * Where perfmon shares the PMU, what perf cannot schedule out around a
+ * take (Intel PT and BTS, whose PMUs have no mediated PMU capability) goes
+ * on and raises the same PMI, which perf's handler passes on while the
+ * counters are perfmon's: a PMI whose global status shows none of the
+ * counters' overflows is perf's. It is claimed, so that no NMI is left
+ * unknown, and raised again when the counters go back to perf.
+ */
+static bool pfm_x86_perf_pmi(void)
+{
+	u64 status;
+
+	if (!(pfm_x86.flags & PFM_X86_SHARED) ||
+	    !(pfm_x86.flags & PFM_X86_INTEL_GLOBAL))
+		return false;
+	rdmsrq(MSR_CORE_PERF_GLOBAL_STATUS, status);
+	if (!status)
+		return false;
+	this_cpu_write(pfm_x86_perf_pmi_left, true);
+	return true;
+}
+
+/* Is the overflow interrupt of this CPU perfmon's? */
+static bool pfm_x86_owns_pmi(void)
+{
+	if (pfm_x86.flags & PFM_X86_SHARED)
+		return this_cpu_read(pfm_x86_taken);
+	return READ_ONCE(pfm_x86_held);
+}
+
+/*
+ * While perfmon owns the overflow interrupt, every counter overflow is its
+ * own, whether a live context's counter raised it or a counter no context
+ * counts on now (a save folded it, or the interrupt came late). The global
+ * status is acknowledged first, then the counters are found by their
+ * values: one that overflows in between raises another interrupt. Intel
+ * masks LVTPC when it delivers a PMI: it is unmasked for every NMI
+ * meanwhile, as perf_events does, so that an overflow interrupt nobody
+ * claims does not silence the next ones.
  */
 static int pfm_x86_nmi(unsigned int cmd, struct pt_regs *regs)
 {
-	bool held = READ_ONCE(pfm_x86_held);
+	bool held = pfm_x86_owns_pmi();
 	bool mine = held && pfm_x86_ack_status();
 
 	mine |= pfm_interrupt();
+	if (held && !mine && pfm_x86_perf_pmi())
+		mine = true;
 	if ((held || mine) && (pfm_x86.flags & PFM_X86_LVTPC_MASKS))
 		apic_write(APIC_LVTPC, APIC_DM_NMI);
 	return mine ? NMI_HANDLED : NMI_DONE;
 }
 
 /*
- * Take the PMU from perf_events, which has no hardware event meanwhile
- * (x86_perf_pmu_take()). Each CPU resets its PMU at its first use.
+ * Where perf can share the PMU (PFM_X86_SHARED), perfmon is a user of its
+ * mediated PMU, as KVM's mediated vPMU is: perf refuses events that count
+ * guests meanwhile, and this fails while one exists. Elsewhere perfmon
+ * takes every counter. Each CPU resets its PMU at its first use.
  */
 static int pfm_x86_reserve(void)
 {
-	int ret = x86_perf_pmu_take("perfmon");
+	int ret;
 
+	if (pfm_x86.flags & PFM_X86_SHARED) {
+		ret = perf_create_mediated_pmu();
+		if (ret)
+			pr_info_once("perfmon: perf_events has events that count guests (exclude_guest 0)\n");
+	} else {
+		ret = pfm_x86_reserve_counters();
+		if (ret)
+			pr_info_once("perfmon: perf_events has hardware events, and this PMU cannot be shared\n");
+	}
 	if (ret)
 		return ret;
 	/*
 	 * The overflow interrupt handler, from the first reservation on: a
 	 * kernel in which no context was ever attached has nothing of perfmon
-	 * on its NMI path. Not first in the chain: while perfmon holds the
-	 * PMU, perf_events has no hardware event and its handler passes.
+	 * on its NMI path. Not first in the chain: perf's handler passes the
+	 * NMIs it does not own (perf_load_mediated_nmi()).
 	 */
 	if (!pfm_x86_nmi_registered) {
 		ret = register_nmi_handler(NMI_LOCAL, pfm_x86_nmi, 0, "perfmon");
 		if (ret) {
-			x86_perf_pmu_give_back();
+			pfm_x86_release();
 			return ret;
 		}
 		pfm_x86_nmi_registered = true;
 	}
 	WRITE_ONCE(pfm_x86_held, true);
 	return 0;
+}
+
+/*
+ * Take this CPU's counters from perf's events, as KVM's mediated vPMU does
+ * for a guest (perf schedules out every event that excludes guests, none
+ * other can exist), keeping the overflow interrupt an NMI: perfmon's
+ * handler owns it from before perf's passes it on, so that no PMI is left
+ * unclaimed in between. What perf left enabled is stopped.
+ */
+static void pfm_x86_take_cpu(void)
+{
+	perf_load_guest_context();
+	this_cpu_write(pfm_x86_taken, true);
+	barrier();
+	perf_load_mediated_nmi();
+	pfm_x86_disable();
+}
+
+/*
+ * The counters are stopped and their event selects cleared: perf schedules
+ * its events in again. Counters that perf dirtied before the take are
+ * cleared now if the thread about to run may read them (the switch to its
+ * mm left that to here: perf_load_mediated_nmi()).
+ */
+static void pfm_x86_give_back_cpu(void)
+{
+	perf_put_mediated_nmi();
+	barrier();
+	this_cpu_write(pfm_x86_taken, false);
+	perf_put_guest_context();
+	if (cr4_read_shadow() & X86_CR4_PCE)
+		perf_clear_dirty_counters();
+	if (unlikely(this_cpu_read(pfm_x86_perf_pmi_left))) {
+		u64 status;
+
+		this_cpu_write(pfm_x86_perf_pmi_left, false);
+		rdmsrq(MSR_CORE_PERF_GLOBAL_STATUS, status);
+		if (status)
+			__apic_send_IPI_mask(cpumask_of(smp_processor_id()),
+					     NMI_VECTOR);
+	}
+}
+
+/*
+ * Can perf share the PMU? Its mediated PMU says so, on every Intel core
+ * PMU (hybrid ones included, which perf_get_x86_pmu_capability() does not
+ * describe) and on AMD with PerfMonV2.
+ */
+static bool __init pfm_x86_pmu_shared(void)
+{
+	struct x86_pmu_capability cap;
+
+	if (boot_cpu_has(X86_FEATURE_HYBRID_CPU))
+		return true;
+	perf_get_x86_pmu_capability(&cap);
+	return cap.mediated;
 }
 
 /*
@@ -258,6 +398,13 @@ static int __init pfm_x86_init(void)
 		return 0;
 	}
 
+	if (pfm_x86_pmu_shared())
+		pfm_x86.flags |= PFM_X86_SHARED;
+	if (pfm_x86.flags & PFM_X86_SHARED) {
+		pfm_x86.pmu.flags |= PFM_PMU_SHARED;
+		pfm_x86.pmu.take_cpu = pfm_x86_take_cpu;
+		pfm_x86.pmu.give_back_cpu = pfm_x86_give_back_cpu;
+	}
 	pfm_x86.pmu.reserve = pfm_x86_reserve;
 	pfm_x86.pmu.release = pfm_x86_release;
 	pfm_x86.pmu.reset = pfm_x86_reset;

@@ -13,7 +13,8 @@
 #define PFM_X86_AMD_GLOBAL	0x2	/* AMD PerfMonV2 global control */
 #define PFM_X86_LVTPC_MASKS	0x4	/* delivering a PMI masks LVTPC (Intel) */
 #define PFM_X86_FW_WRITE	0x8	/* full-width writes via IA32_A_PMCx */
-#define PFM_X86_HYBRID		0x10	/* the counters every core type has */
+#define PFM_X86_SHARED		0x10	/* perf can share the PMU (mediated PMU) */
+#define PFM_X86_HYBRID		0x20	/* the counters every core type has */
 
 /* PMD numbers: GP counters from 0, Intel fixed counters from 16. */
 #define PFM_X86_FIXED_BASE	16

@@ -617,25 +617,6 @@ static void __attribute__((destructor)) restore_knobs(void)
 		pfm_file_write(RESERVE, start_reserve);
 }
 
-static const char *errname(int err)
-{
-	static const struct { int err; const char *name; } names[] = {
-		{ 0, "0" }, { EACCES, "EACCES" }, { EPERM, "EPERM" },
-		{ EBUSY, "EBUSY" }, { EINVAL, "EINVAL" }, { ESRCH, "ESRCH" },
-		{ ENODEV, "ENODEV" }, { ENOENT, "ENOENT" },
-	};
-	static char buf[2][16];
-	static int n;
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(names); i++)
-		if (names[i].err == err)
-			return names[i].name;
-	n ^= 1;
-	snprintf(buf[n], sizeof(buf[n]), "errno %d", err);
-	return buf[n];
-}
-
 /* A perf hardware instructions event on pid (0: the caller), any CPU. */
 static int perf_open(pid_t pid, int kernel, int disabled)
 {
@@ -1046,11 +1027,11 @@ TEST_F_TIMEOUT(access, permission_matrix_matches_perf, 300)
 					     label, o.setup,
 					     strerror(o.setup_err));
 		ksft_print_msg("%s: perf %s perfmon %s (%s)\n", label,
-			       errname(o.perf_err), errname(o.pfm_err),
+			       pfm_errname(o.perf_err), pfm_errname(o.pfm_err),
 			       step_names[o.step]);
 		EXPECT_EQ(o.perf_err, o.pfm_err)
 			TH_LOG("%s: perf %s, perfmon %s at %s", label,
-			       errname(o.perf_err), errname(o.pfm_err),
+			       pfm_errname(o.perf_err), pfm_errname(o.pfm_err),
 			       step_names[o.step]);
 		/* level 3 refuses at create; below, a kernel-level PMC write */
 		if (o.pfm_err == EACCES) {
@@ -1226,7 +1207,7 @@ TEST_F(access, pmu_reserved_only_while_loaded)
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
 	err = perf_errno(0, 0);
-	EXPECT_EQ(0, err) TH_LOG("perf, context unloaded: %s", errname(err));
+	EXPECT_EQ(0, err) TH_LOG("perf, context unloaded: %s", pfm_errname(err));
 
 	pfd = perf_open(0, 0, 0);
 	ASSERT_LE(0, pfd) TH_LOG("perf_event_open: %s", strerror(errno));
@@ -1302,9 +1283,9 @@ TEST_F_TIMEOUT(access, unprivileged_reserve_default, 120)
 	ASSERT_EQ(0, o.setup) TH_LOG("line %d: %s", o.setup,
 				     strerror(o.setup_err));
 	ksft_print_msg("unprivileged_reserve %.1s: uid 65534 got %s at %s\n",
-		       start_reserve, errname(o.pfm_err), step_names[o.step]);
+		       start_reserve, pfm_errname(o.pfm_err), step_names[o.step]);
 	EXPECT_EQ(EACCES, o.pfm_err) TH_LOG("default: %s at %s",
-					    errname(o.pfm_err),
+					    pfm_errname(o.pfm_err),
 					    step_names[o.step]);
 	EXPECT_EQ(ST_LOAD, o.step) TH_LOG("failed at %s", step_names[o.step]);
 
@@ -1313,7 +1294,7 @@ TEST_F_TIMEOUT(access, unprivileged_reserve_default, 120)
 	ASSERT_EQ(0, o.setup) TH_LOG("line %d: %s", o.setup,
 				     strerror(o.setup_err));
 	EXPECT_EQ(0, o.pfm_err) TH_LOG("reserve 1: %s at %s",
-				       errname(o.pfm_err), step_names[o.step]);
+				       pfm_errname(o.pfm_err), step_names[o.step]);
 	if (!o.pfm_err)
 		check_counts(_metadata, &o, 0, "reserve 1, uid 65534");
 }
@@ -1340,7 +1321,7 @@ TEST_F_TIMEOUT(access, unprivileged_reserve_knob, 120)
 	}
 	err = write_unprivileged(RESERVE, "0\n");
 	EXPECT_TRUE(err == EACCES || err == EPERM)
-		TH_LOG("unprivileged write: %s", errname(err));
+		TH_LOG("unprivileged write: %s", pfm_errname(err));
 	expect_reserve(_metadata, "1\n", "after an unprivileged write");
 
 	ASSERT_EQ(0, pfm_paranoid_write(2));
@@ -1351,14 +1332,14 @@ TEST_F_TIMEOUT(access, unprivileged_reserve_knob, 120)
 	ASSERT_EQ(0, run_case(&self->pmu, CRED_UNPRIV, SELF_USR, 0, &o));
 	ASSERT_EQ(0, o.setup) TH_LOG("line %d: %s", o.setup,
 				     strerror(o.setup_err));
-	EXPECT_EQ(EACCES, o.pfm_err) TH_LOG("%s", errname(o.pfm_err));
+	EXPECT_EQ(EACCES, o.pfm_err) TH_LOG("%s", pfm_errname(o.pfm_err));
 	EXPECT_EQ(ST_LOAD, o.step) TH_LOG("failed at %s", step_names[o.step]);
 
 	ASSERT_EQ(0, run_case(&self->pmu, CRED_PERFMON, SELF_USR, 0, &o));
 	ASSERT_EQ(0, o.setup) TH_LOG("line %d: %s", o.setup,
 				     strerror(o.setup_err));
 	EXPECT_EQ(0, o.pfm_err) TH_LOG("CAP_PERFMON: %s at %s",
-				       errname(o.pfm_err), step_names[o.step]);
+				       pfm_errname(o.pfm_err), step_names[o.step]);
 	if (!o.pfm_err)
 		check_counts(_metadata, &o, 0, "reserve 0, CAP_PERFMON");
 
@@ -1368,7 +1349,7 @@ TEST_F_TIMEOUT(access, unprivileged_reserve_knob, 120)
 	ASSERT_EQ(0, run_case(&self->pmu, CRED_UNPRIV, SELF_USR, 0, &o));
 	ASSERT_EQ(0, o.setup);
 	EXPECT_EQ(0, o.pfm_err) TH_LOG("reserve 1: %s at %s",
-				       errname(o.pfm_err), step_names[o.step]);
+				       pfm_errname(o.pfm_err), step_names[o.step]);
 }
 
 /* Paranoid 3 keeps nothing from root (CAP_SYS_ADMIN), user or kernel. */
@@ -1379,7 +1360,7 @@ TEST_F_TIMEOUT(access, paranoid3_root_counts_user_and_kernel, 120)
 	ASSERT_EQ(0, pfm_paranoid_write(3));
 	memset(&o, 0, sizeof(o));
 	run_self(&self->pmu, 1, 0, &o);
-	EXPECT_EQ(0, o.pfm_err) TH_LOG("self: %s at %s", errname(o.pfm_err),
+	EXPECT_EQ(0, o.pfm_err) TH_LOG("self: %s at %s", pfm_errname(o.pfm_err),
 				       step_names[o.step]);
 	if (!o.pfm_err)
 		check_counts(_metadata, &o, 1, "paranoid 3 root self-kernel");
@@ -1389,7 +1370,7 @@ TEST_F_TIMEOUT(access, paranoid3_root_counts_user_and_kernel, 120)
 	ASSERT_EQ(0, o.setup) TH_LOG("line %d: %s", o.setup,
 				     strerror(o.setup_err));
 	EXPECT_EQ(0, o.pfm_err) TH_LOG("tracee: %s at %s",
-				       errname(o.pfm_err), step_names[o.step]);
+				       pfm_errname(o.pfm_err), step_names[o.step]);
 	if (!o.pfm_err)
 		check_counts(_metadata, &o, 1, "paranoid 3 root tracee-kernel");
 }
@@ -1626,8 +1607,8 @@ TEST_F_TIMEOUT(wd, detector_leaves_the_pmu_to_perfmon, 180)
 	ASSERT_LT(0, pfm_file_read(NMI_WATCHDOG, buf, sizeof(buf)));
 	EXPECT_EQ('1', buf[0]);
 	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
-	expect_err(_metadata, pfm_perf_open(&attr, 0, -1, -1), EBUSY,
-		   "perf_event_open");
+	expect_err(_metadata, pfm_perf_open(&attr, 0, -1, -1),
+		   pfm_perf_busy_errno(), "perf_event_open");
 	EXPECT_EQ(0, wd_spin_nmis(3 * self->period));
 	wd_count_exact(_metadata, self->fd);
 }

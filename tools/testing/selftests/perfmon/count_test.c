@@ -738,25 +738,6 @@ TEST_F(count, stopped_counts_nothing)
 	EXPECT_EQ(0, branch2);
 }
 
-/* Context switches of the calling thread so far. */
-static long ctx_switches(void)
-{
-	char line[128];
-	long total = 0, v;
-	FILE *f;
-
-	f = fopen("/proc/thread-self/status", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
-		    sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1)
-			total += v;
-	}
-	fclose(f);
-	return total;
-}
-
 struct spinner {
 	int cpu;
 	int stop;		/* atomic */
@@ -806,11 +787,11 @@ TEST_F_TIMEOUT(count, context_switches_exact, 600)
 	ASSERT_EQ(0, pfm_pin(0, s.cpu));
 	ASSERT_EQ(0, pthread_create(&thread, NULL, spinner_fn, &s));
 	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
-	sw0 = ctx_switches();
+	sw0 = pfm_ctx_switches();
 	for (i = 0; i < ARRAY_SIZE(ns); i++)
 		ASSERT_EQ(0, measure_yield(self->fd, ns[i], NR_YIELDS,
 					   &insn[i], &branch[i]));
-	sw1 = ctx_switches();
+	sw1 = pfm_ctx_switches();
 	__atomic_store_n(&s.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(thread, NULL);
 	TH_LOG("%ld context switches", sw1 - sw0);
@@ -1713,13 +1694,14 @@ TEST_F_TIMEOUT(count, suspend_exact, 300)
 }
 
 /*
- * The PMU interrupt while perfmon holds the PMU. perfmon owns every
- * overflow interrupt then: perf_events has no hardware event to claim one
- * for. An overflow of a counter that no context uses (something wrote it
- * behind the kernel's back) must not become an "unknown NMI" that leaves
- * the local APIC's LVTPC masked (Intel masks it when it delivers a PMI,
- * and only the handler unmasks it): the overflows of the contexts that
- * count on that CPU afterwards must still interrupt.
+ * The PMU interrupt while a thread with a context runs on a CPU: perfmon
+ * owns that CPU's overflow interrupt then (perf's handler passes it on,
+ * or has no event to claim one for where perf cannot share the PMU). An
+ * overflow of a counter that no context uses (something wrote it behind
+ * the kernel's back) must not become an "unknown NMI" that leaves the
+ * local APIC's LVTPC masked (Intel masks it when it delivers a PMI, and
+ * only the handler unmasks it): the overflows of the contexts that count
+ * on that CPU afterwards must still interrupt.
  *
  * Intel only (AMD does not mask LVTPC); needs root, CPU 1 and its msr
  * driver (/dev/cpu/1/msr).
@@ -1749,30 +1731,6 @@ static int msr_wr(int fd, __u32 msr, __u64 val)
 	return pwrite64(fd, &val, sizeof(val), msr) == sizeof(val) ? 0 : -1;
 }
 
-/* The column of @cpu in the row @name ("NMI:", "PMI:") of /proc/interrupts. */
-static long long irq_count(const char *name, int cpu)
-{
-	unsigned long long v;
-	long long val = -1;
-	char tok[32];
-	FILE *f;
-	int i;
-
-	f = fopen("/proc/interrupts", "r");
-	if (!f)
-		return -1;
-	while (val < 0 && fscanf(f, "%31s", tok) == 1) {
-		if (strcmp(tok, name))
-			continue;
-		for (i = 0; i <= cpu && fscanf(f, "%llu", &v) == 1; i++)
-			if (i == cpu)
-				val = v;
-		break;
-	}
-	fclose(f);
-	return val;
-}
-
 /* The interrupt counts of CPU 1. */
 struct irqs {
 	long long nmi, pmi, ovfl;
@@ -1780,8 +1738,8 @@ struct irqs {
 
 static void irqs_read(struct irqs *c)
 {
-	c->nmi = irq_count("NMI:", 1);
-	c->pmi = irq_count("PMI:", 1);
+	c->nmi = pfm_irq_count("NMI:", 1);
+	c->pmi = pfm_irq_count("PMI:", 1);
 	c->ovfl = ovfl_intr(1);
 }
 
@@ -1891,7 +1849,7 @@ FIXTURE_SETUP(pmi)
 		SKIP(return, "AMD does not mask LVTPC when it delivers a PMI");
 	if (geteuid())
 		SKIP(return, "needs root");
-	if (irq_count("NMI:", 1) < 0)
+	if (pfm_irq_count("NMI:", 1) < 0)
 		SKIP(return, "no CPU 1 (or no NMI row in /proc/interrupts)");
 	self->msr = open(CPU1_MSR, O_RDWR);
 	if (self->msr < 0)
@@ -1933,11 +1891,36 @@ static int rogue_write(FIXTURE_DATA(pmi) *self, int which, __u64 val)
 	return msr_wr(self->msr, msr, val);
 }
 
+/*
+ * The child of the test on CPU 1: counts itself, says so in *@flag (1, or
+ * 3 when it cannot), spins until the parent writes 2, then loops.
+ */
+static int rogue_child(const struct pfm_pmu *pmu, int *flag)
+{
+	struct pfarg_pmc pmc;
+	int fd;
+
+	/* PMC0 only: the rogue counter is the last one */
+	pfm_pmc_set(&pmc, 0, pfm_evtsel(pmu, PFM_EV_INSN, PFM_EVT_USR));
+	fd = pfm_pin(0, 1) ? -1 : pfm_create(0);
+	if (fd < 0 || pfm_write_pmcs(fd, &pmc, 1) || pfm_write_pmd(fd, 0, 0) ||
+	    pfm_load(fd, pfm_gettid()) || pfm_start(fd, NULL)) {
+		__atomic_store_n(flag, 3, __ATOMIC_RELEASE);
+		return 1;
+	}
+	__atomic_store_n(flag, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) != 2)
+		;
+	pfm_loop(N);
+	return 0;
+}
+
 TEST_F_TIMEOUT(pmi, unexpected_overflow_keeps_pmi, 300)
 {
 	__u64 evtsel, ctr, status, gctrl;
 	struct irqs c0, c1, c2, c3;
 	int i = self->rogue, status_;
+	int *flag;
 
 	/* perfmon holds the PMU for the whole test: a context counts on CPU 0 */
 	ASSERT_EQ(0, pfm_pin(0, 0));
@@ -1959,10 +1942,22 @@ TEST_F_TIMEOUT(pmi, unexpected_overflow_keeps_pmi, 300)
 	expect_interrupts(_metadata, "before", &c0, &c1);
 
 	/*
-	 * The counter nobody uses on CPU 1, through the msr driver: a few
-	 * user-level instructions from its wrap (a legacy write: bit 31
-	 * extends to the top), with INT, then a user loop on CPU 1.
+	 * A child on CPU 1 counts itself and spins, never leaving the CPU,
+	 * while the counter nobody uses there is set through the msr driver:
+	 * a few user-level instructions from its wrap (a legacy write: bit
+	 * 31 extends to the top), with INT. Then the child loops.
 	 */
+	flag = mmap(NULL, sizeof(*flag), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, flag);
+	*flag = 0;
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (self->child == 0)
+		_exit(rogue_child(&self->pmu, flag));
+	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	ASSERT_EQ(1, *flag) TH_LOG("the child's context on CPU 1 failed");
 	evtsel = pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR);
 	ASSERT_EQ(0, rogue_write(self, 0, 0)) TH_LOG("%s", strerror(errno));
 	ASSERT_EQ(0, rogue_write(self, 1, (__u64)-ROGUE_LEFT & 0xffffffffULL))
@@ -1972,15 +1967,9 @@ TEST_F_TIMEOUT(pmi, unexpected_overflow_keeps_pmi, 300)
 		TH_LOG("%s", strerror(errno));
 	ASSERT_EQ(0, rogue_write(self, 2, gctrl | 1ULL << i))
 		TH_LOG("%s", strerror(errno));
-	self->child = fork();
-	ASSERT_LE(0, self->child);
-	if (self->child == 0) {
-		if (pfm_pin(0, 1))
-			_exit(1);
-		pfm_loop(N);
-		_exit(0);
-	}
+	__atomic_store_n(flag, 2, __ATOMIC_RELEASE);
 	ASSERT_EQ(self->child, waitpid(self->child, &status_, 0));
+	munmap(flag, sizeof(*flag));
 	self->child = -1;
 	EXPECT_TRUE(WIFEXITED(status_) && !WEXITSTATUS(status_))
 		TH_LOG("the loop on CPU 1: status %#x", status_);

@@ -6,6 +6,7 @@
 #ifndef PFM_UTIL_H
 #define PFM_UTIL_H
 
+#include <cpuid.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -997,6 +998,98 @@ static inline int pfm_perf_open(struct perf_event_attr *attr, pid_t pid,
 				    attr->type == PERF_TYPE_RAW))
 		pfm_perf_keep_on_core(pid);
 	return syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, 0);
+}
+
+/* Context switches of the calling thread so far. */
+static inline long pfm_ctx_switches(void)
+{
+	char line[128];
+	long total = 0, v;
+	FILE *f;
+
+	f = fopen("/proc/thread-self/status", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
+		    sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1)
+			total += v;
+	}
+	fclose(f);
+	return total;
+}
+
+/*
+ * Does perf share the PMU with perfmon? Its mediated PMU can, on every
+ * Intel processor and on AMD with PerfMonV2 (CPUID 0x80000022 EAX bit 0):
+ * there perf's events that count guests (exclude_guest 0, the default of
+ * perf_event_open()) fail with EOPNOTSUPP while a context is attached,
+ * and its host events (exclude_guest 1) count beside perfmon. Elsewhere
+ * every hardware event fails with EBUSY.
+ */
+static inline int pfm_pmu_shared(void)
+{
+	unsigned int a, b, c, d;
+
+	if (!__get_cpuid(0, &a, &b, &c, &d))
+		return 0;
+	if (b == 0x756e6547)	/* "GenuineIntel" */
+		return 1;
+	if (__get_cpuid_max(0x80000000, NULL) < 0x80000022)
+		return 0;
+	__cpuid(0x80000022, a, b, c, d);
+	return a & 1;
+}
+
+/* The errno of perf_event_open() of an event that counts guests. */
+static inline int pfm_perf_busy_errno(void)
+{
+	return pfm_pmu_shared() ? EOPNOTSUPP : EBUSY;
+}
+
+/* The name of an errno the tests expect, for their messages. */
+static inline const char *pfm_errname(int err)
+{
+	static const struct { int err; const char *name; } names[] = {
+		{ 0, "0" }, { EACCES, "EACCES" }, { EPERM, "EPERM" },
+		{ EBUSY, "EBUSY" }, { EINVAL, "EINVAL" }, { ESRCH, "ESRCH" },
+		{ ENODEV, "ENODEV" }, { ENOENT, "ENOENT" },
+		{ EOPNOTSUPP, "EOPNOTSUPP" },
+	};
+	static char buf[2][16];
+	static int n;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		if (names[i].err == err)
+			return names[i].name;
+	n ^= 1;
+	snprintf(buf[n], sizeof(buf[n]), "errno %d", err);
+	return buf[n];
+}
+
+/* The column of @cpu in the row @name ("NMI:", "PMI:") of /proc/interrupts. */
+static inline long long pfm_irq_count(const char *name, int cpu)
+{
+	unsigned long long v;
+	long long val = -1;
+	char tok[32];
+	FILE *f;
+	int i;
+
+	f = fopen("/proc/interrupts", "r");
+	if (!f)
+		return -1;
+	while (val < 0 && fscanf(f, "%31s", tok) == 1) {
+		if (strcmp(tok, name))
+			continue;
+		for (i = 0; i <= cpu && fscanf(f, "%llu", &v) == 1; i++)
+			if (i == cpu)
+				val = v;
+		break;
+	}
+	fclose(f);
+	return val;
 }
 
 /* The call returned -1 and failed with exactly @err. */

@@ -1,0 +1,977 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perfmon beside the host events of perf_events.
+ *
+ * On a PMU that can be shared (every Intel processor, through the mediated
+ * PMU support of the perf core, and AMD with PerfMonV2), a perfmon context
+ * is to perf_events what a guest with a mediated PMU is: perf's host events
+ * (attr.exclude_guest = 1, what the perf tool opens by default) go on
+ * beside contexts, count nothing of the threads contexts are loaded on,
+ * and perfmon's counts stay exact. Only the events that would count a
+ * guest (exclude_guest = 0, the default of a raw perf_event_open()) and
+ * contexts exclude each other: the event fails with EOPNOTSUPP while a
+ * context is loaded, the load with EBUSY while such an event exists.
+ *
+ * On AMD processors without PerfMonV2 (and Hygon) nothing is shared:
+ * perfmon and every hardware event of perf exclude each other with EBUSY,
+ * as before.
+ *
+ * The counting tests subtract the counts of one function called with two
+ * loop lengths: the fixed costs around the loops cancel out and what is
+ * left is exact (see pfm_loop()).
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include "../kselftest_harness.h"
+#include "pfm_util.h"
+
+#define READ_ONCE_INT(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE_INT(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+/* Short loops, many times, each followed by sched_yield(). */
+#define ROUNDS		1000
+#define ROUND_LOOP	200UL
+
+/* cpu_wide_host_event_skips_monitored_thread: N and M instructions. */
+#define CW_ROUNDS	100
+#define CW_N_ITERS	200000UL	/* 1 M instructions, not monitored */
+#define CW_M_ITERS	10000000UL	/* 50 M instructions, monitored */
+
+/* overflows_beside_sampling_host_event */
+#define SAMPLE_PERIOD	10000
+#define OVF_YIELDS	20
+#define OVF_LOOP	5000UL
+#define OVF_POINTS	8
+#define SPIN_LOOP	2000UL
+
+/* host_event_on_monitored_thread */
+#define N		100000UL
+
+/* rdpmc_beside_host_event */
+#define RD_ROUNDS	500
+#define RD_LOOP		100UL
+
+/*
+ * User-level instructions, as `perf stat -e instructions:u` opens them
+ * (exclude_guest = 1: a host event) or as a raw perf_event_open() does
+ * (exclude_guest = 0: the event would count guests too).
+ */
+static int perf_insn_open(pid_t pid, int cpu, int exclude_guest, int disabled)
+{
+	struct perf_event_attr attr;
+
+	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.exclude_guest = exclude_guest;
+	attr.disabled = disabled;
+	return pfm_perf_open(&attr, pid, cpu, -1);
+}
+
+/* Open and close at once: 0, or the errno of perf_event_open(). */
+static int perf_insn_errno(pid_t pid, int cpu, int exclude_guest)
+{
+	int pfd = perf_insn_open(pid, cpu, exclude_guest, 1);
+
+	if (pfd < 0)
+		return errno;
+	close(pfd);
+	return 0;
+}
+
+/* The same for another event type: cycles at all levels, a software event. */
+static int perf_errno(__u32 type, __u64 config, pid_t pid, int cpu,
+		      int exclude_guest)
+{
+	struct perf_event_attr attr;
+	int pfd;
+
+	pfm_perf_attr(&attr, type, config);
+	attr.exclude_guest = exclude_guest;
+	attr.disabled = 1;
+	pfd = pfm_perf_open(&attr, pid, cpu, -1);
+	if (pfd < 0)
+		return errno;
+	close(pfd);
+	return 0;
+}
+
+/*
+ * A group of host events on the caller, user level: instructions (the
+ * leader, disabled), branch instructions, and, if @raw, instructions as a
+ * raw event, which needs a general-purpose counter (the first one on
+ * Intel may be a fixed counter). The leader, or -1 with errno set.
+ */
+static int perf_group_open(const struct pfm_pmu *pmu, int raw, int *fds)
+{
+	struct perf_event_attr attr;
+	int i, nr = raw ? 3 : 2;
+
+	for (i = 0; i < 3; i++)
+		fds[i] = -1;
+	for (i = 0; i < nr; i++) {
+		if (i == 0)
+			pfm_perf_attr(&attr, PERF_TYPE_HARDWARE,
+				      PERF_COUNT_HW_INSTRUCTIONS);
+		else if (i == 1)
+			pfm_perf_attr(&attr, PERF_TYPE_HARDWARE,
+				      PERF_COUNT_HW_BRANCH_INSTRUCTIONS);
+		else
+			pfm_perf_attr(&attr, PERF_TYPE_RAW,
+				      pfm_evtsel(pmu, PFM_EV_INSN, 0) & 0xff);
+		attr.exclude_kernel = 1;
+		attr.exclude_hv = 1;
+		attr.exclude_guest = 1;
+		attr.disabled = i == 0;
+		attr.read_format = PERF_FORMAT_GROUP;
+		fds[i] = pfm_perf_open(&attr, 0, -1, i ? fds[0] : -1);
+		if (fds[i] < 0)
+			return -1;
+	}
+	return fds[0];
+}
+
+/* Read a group of @nr events: 0, or -1. */
+static int perf_group_read(int leader, int nr, __u64 *vals)
+{
+	__u64 buf[4];
+	ssize_t len = (1 + nr) * sizeof(__u64);
+	int i;
+
+	if (read(leader, buf, len) != len || buf[0] != (__u64)nr)
+		return -1;
+	for (i = 0; i < nr; i++)
+		vals[i] = buf[1 + i];
+	return 0;
+}
+
+/* What the parent and its helper process tell each other. */
+struct shm {
+	int ready;		/* the helper is set up: 1, or -1 on a failure */
+	int go;			/* the parent: start */
+	int helper_done;	/* the helper measured */
+	int done;		/* the parent measured: the helper may end */
+	int err;		/* errno of the helper's failure */
+	const char *what;	/* and the call that failed */
+	__u64 insn[3], branch[3], raw[3];
+};
+
+/* The helper failed: say what and end. */
+static void helper_fail(struct shm *s, const char *what)
+{
+	s->err = errno;
+	s->what = what;
+	WRITE_ONCE_INT(s->ready, -1);
+	_exit(1);
+}
+
+/*
+ * Wait, yielding (the helper may share the caller's CPU), for *flag to
+ * become non-zero: its value, or 0 if @pid ended first (not reaped).
+ */
+static int wait_flag(int *flag, pid_t pid)
+{
+	siginfo_t si;
+	int v;
+
+	while (!(v = READ_ONCE_INT(*flag))) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, pid, &si, WEXITED | WNOHANG | WNOWAIT) ||
+		    si.si_pid == pid)
+			return READ_ONCE_INT(*flag);
+		sched_yield();
+	}
+	return v;
+}
+
+/* Reap a child: its exit status, or -1 (killed, or stopped: killed). */
+static int reap(pid_t *pid)
+{
+	int status;
+
+	if (waitpid(*pid, &status, 0) != *pid)
+		return -1;
+	if (WIFSTOPPED(status)) {
+		pfm_kill(*pid);
+		*pid = -1;
+		return -1;
+	}
+	*pid = -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+FIXTURE(share) {
+	struct pfm_pmu pmu;
+	int shared;		/* pfm_pmu_shared() */
+	int fd, fd2;
+	int pfd[4];
+	pid_t child[2];
+	struct shm *shm;
+	int cpu;		/* C: where the counting happens */
+	int other;		/* a CPU to wait on, C if there is only one */
+};
+
+FIXTURE_SETUP(share)
+{
+	int a, b, err, i;
+
+	self->fd = -1;
+	self->fd2 = -1;
+	for (i = 0; i < 4; i++)
+		self->pfd[i] = -1;
+	self->child[0] = -1;
+	self->child[1] = -1;
+	self->shm = MAP_FAILED;
+	if (pfm_require_pmu(_metadata, &self->pmu))
+		return;
+	self->shared = pfm_pmu_shared();
+	/* a host event, before any context: perf must drive this PMU */
+	err = perf_insn_errno(0, -1, 1);
+	if (err == ENOENT || err == ENODEV || err == EOPNOTSUPP)
+		SKIP(return, "perf_events has no hardware PMU: %s",
+		     strerror(err));
+	ASSERT_EQ(0, err) TH_LOG("perf_event_open of a host event: %s",
+				 pfm_errname(err));
+	if (pfm_two_cpus(&a, &b)) {
+		a = sched_getcpu();
+		b = a;
+	}
+	self->other = a;
+	self->cpu = b;
+	self->shm = mmap(NULL, sizeof(*self->shm), PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->shm);
+	memset(self->shm, 0, sizeof(*self->shm));
+	self->fd = pfm_create(0);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+}
+
+FIXTURE_TEARDOWN(share)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		pfm_kill(self->child[i]);
+	for (i = 0; i < 4; i++)
+		if (self->pfd[i] >= 0)
+			close(self->pfd[i]);
+	if (self->fd >= 0)
+		close(self->fd);
+	if (self->fd2 >= 0)
+		close(self->fd2);
+	if (self->shm != MAP_FAILED)
+		munmap(self->shm, sizeof(*self->shm));
+}
+
+/* The tests of a shared PMU skip elsewhere: 1 if skipped. */
+static int require_shared(struct __test_metadata *_metadata, int shared)
+{
+	if (!shared)
+		SKIP(return 1,
+		     "AMD without PerfMonV2: perfmon and perf exclude each other");
+	return 0;
+}
+
+/*
+ * A perf group (instructions, branch instructions) counted between
+ * PERF_EVENT_IOC_ENABLE and _DISABLE around ROUNDS x (pfm_loop(n),
+ * sched_yield()): the same code for every n.
+ */
+static int perf_rounds(int leader, unsigned long n, __u64 *insn,
+		       __u64 *branch)
+{
+	__u64 v[2];
+	int i;
+
+	if (ioctl(leader, PERF_EVENT_IOC_RESET, PERF_IOC_FLAG_GROUP) ||
+	    ioctl(leader, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP))
+		return -1;
+	for (i = 0; i < ROUNDS; i++) {
+		pfm_loop(n);
+		sched_yield();
+	}
+	if (ioctl(leader, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP) ||
+	    perf_group_read(leader, 2, v))
+		return -1;
+	*insn = v[0];
+	*branch = v[1];
+	return 0;
+}
+
+/* The same with perfmon: PMD0/PMD1 from 0, pfm_start() to pfm_stop(). */
+static int pfm_rounds(int fd, unsigned long n, __u64 *insn, __u64 *branch)
+{
+	int i;
+
+	if (pfm_write_pmd(fd, 0, 0) || pfm_write_pmd(fd, 1, 0) ||
+	    pfm_start(fd, NULL))
+		return -1;
+	for (i = 0; i < ROUNDS; i++) {
+		pfm_loop(n);
+		sched_yield();
+	}
+	if (pfm_stop(fd))
+		return -1;
+	return pfm_read2(fd, insn, branch);
+}
+
+/* The helper of host_event_and_context_alternate, on @cpu. */
+static void perf_side(struct shm *s, const struct pfm_pmu *pmu, int cpu,
+		      const unsigned long *ns)
+{
+	int fds[3], leader, i;
+
+	if (pfm_pin(0, cpu))
+		helper_fail(s, "sched_setaffinity");
+	leader = perf_group_open(pmu, 0, fds);
+	if (leader < 0)
+		helper_fail(s, "perf_event_open of the host events");
+	/* pfm_perf_open() may move a task on a hybrid processor: back to C */
+	if (pfm_pin(0, cpu))
+		helper_fail(s, "sched_setaffinity");
+	WRITE_ONCE_INT(s->ready, 1);
+	while (!READ_ONCE_INT(s->go))
+		sched_yield();
+	for (i = 0; i < 3; i++)
+		if (perf_rounds(leader, ns[i], &s->insn[i], &s->branch[i]))
+			helper_fail(s, "perf ioctl or read");
+	WRITE_ONCE_INT(s->helper_done, 1);
+	/* stay runnable beside the parent until it is done too */
+	while (!READ_ONCE_INT(s->done))
+		sched_yield();
+	_exit(0);
+}
+
+/*
+ * A perf host event in one process and a perfmon context in another, on
+ * the same CPU at the same time, taking turns at every sched_yield(): each
+ * counts exactly the loops of its own process, no more (the other's loops
+ * would add as much again) and no less.
+ */
+TEST_F_TIMEOUT(share, host_event_and_context_alternate, 300)
+{
+	const unsigned long ns[3] = { ROUND_LOOP, ROUND_LOOP, 2 * ROUND_LOOP };
+	const __u64 loop_insn = ROUNDS * ROUND_LOOP * PFM_LOOP_INSN;
+	const __u64 loop_branch = ROUNDS * ROUND_LOOP * PFM_LOOP_BRANCH;
+	struct shm *s = self->shm;
+	__u64 insn[3], branch[3];
+	long sw0, sw1;
+	int i;
+
+	if (require_shared(_metadata, self->shared))
+		return;
+	ASSERT_EQ(0, pfm_pin(0, self->cpu));
+	self->child[0] = fork();
+	ASSERT_LE(0, self->child[0]);
+	if (self->child[0] == 0)
+		perf_side(s, &self->pmu, self->cpu, ns);
+	ASSERT_EQ(1, wait_flag(&s->ready, self->child[0]))
+		TH_LOG("perf side: %s: %s", s->what ? s->what : "died",
+		       pfm_errname(s->err));
+	/* the host events exist: the context loads beside them */
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()))
+		TH_LOG("pfm_load_context beside a host event: %s",
+		       pfm_errname(errno));
+	sw0 = pfm_ctx_switches();
+	WRITE_ONCE_INT(s->go, 1);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, pfm_rounds(self->fd, ns[i], &insn[i], &branch[i]))
+			TH_LOG("perfmon rounds: %s", pfm_errname(errno));
+	}
+	sw1 = pfm_ctx_switches();
+	/* keep taking turns with the helper until it is done */
+	wait_flag(&s->helper_done, self->child[0]);
+	WRITE_ONCE_INT(s->done, 1);
+	ASSERT_EQ(0, reap(&self->child[0]))
+		TH_LOG("perf side: %s: %s", s->what ? s->what : "died",
+		       pfm_errname(s->err));
+
+	TH_LOG("%ld context switches of the perfmon thread", sw1 - sw0);
+	EXPECT_LE(ROUNDS, sw1 - sw0);
+	EXPECT_COUNT(loop_insn, s->insn[2] - s->insn[1],
+		     "perf host event instructions, %d rounds, 2n - n", ROUNDS);
+	EXPECT_COUNT(loop_branch, s->branch[2] - s->branch[1],
+		     "perf host event branches, %d rounds, 2n - n", ROUNDS);
+	EXPECT_COUNT(loop_insn, insn[2] - insn[1],
+		     "perfmon PMD0 instructions, %d rounds, 2n - n", ROUNDS);
+	EXPECT_COUNT(loop_branch, branch[2] - branch[1],
+		     "perfmon PMD1 branches, %d rounds, 2n - n", ROUNDS);
+	/* the loops and a few instructions a round, not the other's loops */
+	EXPECT_LE(loop_insn, s->insn[1]);
+	EXPECT_GT(loop_insn + ROUNDS * 100, s->insn[1]);
+	EXPECT_LE(loop_insn, insn[1]);
+	EXPECT_GT(loop_insn + ROUNDS * 100, insn[1]);
+}
+
+/*
+ * While a context is loaded, on any thread, an event that would count
+ * guests cannot be created (EOPNOTSUPP), wherever it would count: on the
+ * caller, on the monitored thread, on a CPU. Host events and software
+ * events can. The last unload lifts it.
+ */
+TEST_F(share, guest_counting_event_refused_while_attached)
+{
+	int err;
+
+	if (require_shared(_metadata, self->shared))
+		return;
+	/* the control: without a context it opens */
+	err = perf_insn_errno(0, -1, 0);
+	ASSERT_EQ(0, err) TH_LOG("exclude_guest=0 without a context: %s",
+				 pfm_errname(err));
+	self->child[0] = pfm_fork_stopped_loop(0);
+	ASSERT_LT(0, self->child[0]);
+	ASSERT_EQ(0, pfm_load(self->fd, self->child[0]))
+		TH_LOG("pfm_load_context: %s", pfm_errname(errno));
+
+	err = perf_insn_errno(0, -1, 0);
+	EXPECT_EQ(EOPNOTSUPP, err) TH_LOG("exclude_guest=0 on the caller: %s",
+					  pfm_errname(err));
+	err = perf_insn_errno(self->child[0], -1, 0);
+	EXPECT_EQ(EOPNOTSUPP, err)
+		TH_LOG("exclude_guest=0 on the monitored thread: %s",
+		       pfm_errname(err));
+	err = perf_insn_errno(-1, self->cpu, 0);
+	EXPECT_EQ(EOPNOTSUPP, err)
+		TH_LOG("exclude_guest=0 on CPU %d: %s", self->cpu,
+		       pfm_errname(err));
+	err = perf_errno(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 0, -1,
+			 0);
+	EXPECT_EQ(EOPNOTSUPP, err)
+		TH_LOG("cycles, all levels, exclude_guest=0: %s", pfm_errname(err));
+
+	/* what may be created */
+	err = perf_insn_errno(0, -1, 1);
+	EXPECT_EQ(0, err) TH_LOG("host event on the caller: %s", pfm_errname(err));
+	err = perf_insn_errno(self->child[0], -1, 1);
+	EXPECT_EQ(0, err) TH_LOG("host event on the monitored thread: %s",
+				 pfm_errname(err));
+	err = perf_insn_errno(-1, self->cpu, 1);
+	EXPECT_EQ(0, err) TH_LOG("host event on CPU %d: %s", self->cpu,
+				 pfm_errname(err));
+	err = perf_errno(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, 0, -1,
+			 0);
+	EXPECT_EQ(0, err) TH_LOG("software event, exclude_guest=0: %s",
+				 pfm_errname(err));
+
+	/* a second context, on the caller; unloading the first is not enough */
+	self->fd2 = pfm_create(0);
+	ASSERT_LE(0, self->fd2);
+	ASSERT_EQ(0, pfm_program(self->fd2, &self->pmu, PFM_EVT_USR));
+	ASSERT_EQ(0, pfm_load(self->fd2, pfm_gettid()))
+		TH_LOG("second pfm_load_context: %s", pfm_errname(errno));
+	ASSERT_EQ(0, pfm_unload_context(self->fd));
+	err = perf_insn_errno(0, -1, 0);
+	EXPECT_EQ(EOPNOTSUPP, err)
+		TH_LOG("exclude_guest=0 with one context left: %s",
+		       pfm_errname(err));
+
+	/* the last one unloaded: it can be created again */
+	ASSERT_EQ(0, pfm_unload_context(self->fd2));
+	err = perf_insn_errno(0, -1, 0);
+	EXPECT_EQ(0, err) TH_LOG("exclude_guest=0 after the last unload: %s",
+				 pfm_errname(err));
+	err = perf_insn_errno(-1, self->cpu, 0);
+	EXPECT_EQ(0, err)
+		TH_LOG("exclude_guest=0 on CPU %d after the last unload: %s",
+		       self->cpu, pfm_errname(err));
+}
+
+/*
+ * While an event that counts guests exists (on the caller, on another
+ * process, on a CPU), no context can be loaded (EBUSY), on any thread;
+ * once it is closed the load succeeds, host events still open beside.
+ */
+TEST_F(share, guest_counting_event_keeps_contexts_out)
+{
+	int where, who, ret, err;
+
+	if (require_shared(_metadata, self->shared))
+		return;
+	self->child[0] = pfm_fork_stopped_loop(0);
+	ASSERT_LT(0, self->child[0]);
+	self->pfd[0] = perf_insn_open(0, -1, 1, 0);
+	ASSERT_LE(0, self->pfd[0]) TH_LOG("host event: %s", pfm_errname(errno));
+
+	for (where = 0; where < 3; where++) {
+		static const char * const names[] = {
+			"on the caller", "on another process", "on CPU C",
+		};
+
+		if (where == 0)
+			self->pfd[1] = perf_insn_open(0, -1, 0, 0);
+		else if (where == 1)
+			self->pfd[1] = perf_insn_open(self->child[0], -1, 0, 0);
+		else
+			self->pfd[1] = perf_insn_open(-1, self->cpu, 0, 0);
+		ASSERT_LE(0, self->pfd[1])
+			TH_LOG("exclude_guest=0 %s: %s", names[where],
+			       pfm_errname(errno));
+		for (who = 0; who < 2; who++) {
+			pid_t tid = who ? self->child[0] : pfm_gettid();
+
+			ret = pfm_load(self->fd, tid);
+			err = ret ? errno : 0;
+			if (!ret)
+				pfm_unload_context(self->fd);
+			EXPECT_EQ(EBUSY, err)
+				TH_LOG("load on %s, exclude_guest=0 event %s: %s",
+				       who ? "a stopped child" : "the caller",
+				       names[where], pfm_errname(err));
+		}
+		ASSERT_EQ(0, close(self->pfd[1]));
+		self->pfd[1] = -1;
+
+		/* closed: the load succeeds, the host event still open */
+		EXPECT_EQ(0, pfm_load(self->fd, pfm_gettid()))
+			TH_LOG("load after close, event was %s, host event open: %s",
+			       names[where], pfm_errname(errno));
+		pfm_unload_context(self->fd);
+	}
+}
+
+/*
+ * A CPU-wide host event on C counts the user instructions of a child that
+ * perfmon does not monitor, and none of those of a thread it monitors, both
+ * running on C in the same window: at least the child's N, less than
+ * N + M/2 with the monitored thread's M far bigger. perfmon counts the
+ * monitored thread's M all the same.
+ */
+static void rounds_body(unsigned long n)
+{
+	int i;
+
+	for (i = 0; i < CW_ROUNDS; i++) {
+		pfm_loop(n);
+		sched_yield();
+	}
+}
+
+TEST_F_TIMEOUT(share, cpu_wide_host_event_skips_monitored_thread, 300)
+{
+	const __u64 n_insn = CW_N_ITERS * PFM_LOOP_INSN;
+	const __u64 m_insn = CW_M_ITERS * PFM_LOOP_INSN;
+	struct perf_event_attr attr;
+	__u64 buf[3], pmd;
+	int i;
+
+	if (require_shared(_metadata, self->shared))
+		return;
+	ASSERT_EQ(0, pfm_pin(0, self->other));
+	/* [0]: not monitored, N; [1]: monitored, M */
+	self->child[0] = pfm_fork_stopped(rounds_body, CW_N_ITERS / CW_ROUNDS);
+	ASSERT_LT(0, self->child[0]);
+	self->child[1] = pfm_fork_stopped(rounds_body, CW_M_ITERS / CW_ROUNDS);
+	ASSERT_LT(0, self->child[1]);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pfm_pin(self->child[i], self->cpu));
+
+	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.exclude_guest = 1;
+	attr.disabled = 1;
+	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+			   PERF_FORMAT_TOTAL_TIME_RUNNING;
+	self->pfd[0] = pfm_perf_open(&attr, -1, self->cpu, -1);
+	ASSERT_LE(0, self->pfd[0])
+		TH_LOG("CPU-wide host event on CPU %d: %s", self->cpu,
+		       pfm_errname(errno));
+
+	ASSERT_EQ(0, pfm_load(self->fd, self->child[1]))
+		TH_LOG("pfm_load_context beside a CPU-wide host event: %s",
+		       pfm_errname(errno));
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	ASSERT_EQ(0, ioctl(self->pfd[0], PERF_EVENT_IOC_ENABLE, 0));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, ptrace(PTRACE_CONT, self->child[i], NULL, NULL));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, reap(&self->child[i])) TH_LOG("child %d", i);
+	ASSERT_EQ(0, ioctl(self->pfd[0], PERF_EVENT_IOC_DISABLE, 0));
+	ASSERT_EQ(sizeof(buf), read(self->pfd[0], buf, sizeof(buf)));
+	/* the exit unloaded the context: its values stay */
+	ASSERT_EQ(0, pfm_read_pmd(self->fd, 0, &pmd));
+
+	ksft_print_msg(
+		"CPU-wide host event on CPU %d: %llu instructions, enabled %llu ns, running %llu ns\n",
+		       self->cpu, (unsigned long long)buf[0],
+		       (unsigned long long)buf[1],
+		       (unsigned long long)buf[2]);
+	ksft_print_msg("perfmon PMD0 of the monitored child: %llu instructions, %llu looped\n",
+		       (unsigned long long)pmd, (unsigned long long)m_insn);
+	EXPECT_LE(n_insn, buf[0])
+		TH_LOG("the CPU-wide event missed the unmonitored child");
+	EXPECT_GT(n_insn + m_insn / 2, buf[0])
+		TH_LOG("the CPU-wide event counted the monitored thread");
+	EXPECT_LE(m_insn, pmd);
+	EXPECT_GT(m_insn + 10000, pmd);
+}
+
+/*
+ * perf host event on the caller, around a context loaded on it: reset the
+ * event, load and start the context, run pfm_loop(a), stop and unload it,
+ * run pfm_loop(b), read both. The same code for every a and b.
+ */
+static int host_around_context(int pfd, int fd, unsigned long a,
+			       unsigned long b, __u64 *perf, __u64 *pmd)
+{
+	if (pfm_write_pmd(fd, 0, 0) ||
+	    ioctl(pfd, PERF_EVENT_IOC_RESET, 0) ||
+	    pfm_load(fd, pfm_gettid()) || pfm_start(fd, NULL))
+		return -1;
+	pfm_loop(a);
+	if (pfm_stop(fd) || pfm_unload_context(fd))
+		return -1;
+	pfm_loop(b);
+	if (read(pfd, perf, sizeof(*perf)) != sizeof(*perf))
+		return -1;
+	return pfm_read_pmd(fd, 0, pmd);
+}
+
+/*
+ * A host event on a thread counts nothing of it while a context is loaded
+ * on it, and counts again once the context is unloaded: loop A, under the
+ * context, adds 0 to perf and A to perfmon; loop B, after, adds B to perf
+ * and 0 to perfmon.
+ */
+TEST_F_TIMEOUT(share, host_event_on_monitored_thread, 120)
+{
+	const unsigned long as[] = { N, N, 2 * N, N };
+	const unsigned long bs[] = { N, N, N, 2 * N };
+	__u64 perf[4], pmd[4];
+	unsigned int i;
+
+	if (require_shared(_metadata, self->shared))
+		return;
+	self->pfd[0] = perf_insn_open(0, -1, 1, 0);
+	ASSERT_LE(0, self->pfd[0]) TH_LOG("host event: %s", pfm_errname(errno));
+	for (i = 0; i < ARRAY_SIZE(as); i++) {
+		ASSERT_EQ(0, host_around_context(self->pfd[0], self->fd, as[i],
+						 bs[i], &perf[i], &pmd[i]))
+			TH_LOG("run %u: %s", i, pfm_errname(errno));
+	}
+	EXPECT_COUNT(0, perf[2] - perf[1],
+		     "perf host event, loop under the context, 2N - N");
+	EXPECT_COUNT(N * PFM_LOOP_INSN, perf[3] - perf[1],
+		     "perf host event, loop after the unload, 2N - N");
+	EXPECT_COUNT(N * PFM_LOOP_INSN, pmd[2] - pmd[1],
+		     "perfmon PMD0, loop under the context, 2N - N");
+	EXPECT_COUNT(0, pmd[3] - pmd[1],
+		     "perfmon PMD0, loop after the unload, 2N - N");
+	/* B and the few instructions around, not A too */
+	EXPECT_LE(N * PFM_LOOP_INSN, perf[1]);
+	EXPECT_GT(N * PFM_LOOP_INSN + 1000, perf[1]);
+}
+
+/*
+ * PMD0 (instructions) and PMD1 (branches) from init[], started, then
+ * OVF_YIELDS x (pfm_loop(OVF_LOOP), sched_yield()), stopped, read.
+ */
+static int ovf_window(int fd, const __u64 *init, __u64 *val)
+{
+	struct pfarg_pmd pmds[2];
+	int i;
+
+	pfm_pmd_set(&pmds[0], 0, init[0]);
+	pfm_pmd_set(&pmds[1], 1, init[1]);
+	if (pfm_write_pmds(fd, pmds, 2) || pfm_start(fd, NULL))
+		return -1;
+	for (i = 0; i < OVF_YIELDS; i++) {
+		pfm_loop(OVF_LOOP);
+		sched_yield();
+	}
+	if (pfm_stop(fd))
+		return -1;
+	return pfm_read2(fd, &val[0], &val[1]);
+}
+
+/* Loops on the caller's CPU until killed: what perf samples. */
+static void spinner(int cpu)
+{
+	if (pfm_pin(0, cpu))
+		_exit(1);
+	for (;;) {
+		pfm_loop(SPIN_LOOP);
+		sched_yield();
+	}
+}
+
+/*
+ * Overflow interrupts of both on one CPU: a CPU-wide sampling host event
+ * on C overflows every SAMPLE_PERIOD instructions of a spinner, while a
+ * context on C counts from just below the wrap of its counters, so that
+ * each window takes an overflow of perfmon's 64-bit virtualization
+ * (from 2^width - k, and from 2^64 - k, where the 64-bit value wraps too).
+ * Every value is exact, perf's count keeps growing. Stopped, the context
+ * then counts nothing while its thread loops beside the sampling event.
+ */
+TEST_F_TIMEOUT(share, overflows_beside_sampling_host_event, 600)
+{
+	const __u64 top = 1ULL << self->pmu.gp_width;
+	const __u64 bases[2] = { 0, -top };
+	long long nmi0, nmi1, pmi0, pmi1;
+	__u64 init[2], val[2], cal[2], v[2], count, last = 0;
+	struct perf_event_attr attr;
+	int b, j, p, grew = 0, rounds = 0;
+
+	if (require_shared(_metadata, self->shared))
+		return;
+	ASSERT_EQ(0, pfm_pin(0, self->cpu));
+	self->child[0] = fork();
+	ASSERT_LE(0, self->child[0]);
+	if (self->child[0] == 0)
+		spinner(self->cpu);
+
+	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.exclude_guest = 1;
+	attr.sample_period = SAMPLE_PERIOD;
+	attr.sample_type = PERF_SAMPLE_IP;
+	self->pfd[0] = pfm_perf_open(&attr, -1, self->cpu, -1);
+	ASSERT_LE(0, self->pfd[0])
+		TH_LOG("CPU-wide sampling host event on CPU %d: %s",
+		       self->cpu, pfm_errname(errno));
+	nmi0 = pfm_irq_count("NMI:", self->cpu);
+	pmi0 = pfm_irq_count("PMI:", self->cpu);
+
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()))
+		TH_LOG("pfm_load_context beside a sampling host event: %s",
+		       pfm_errname(errno));
+	/* calibrate: the same window from 0, twice */
+	init[0] = 0;
+	init[1] = 0;
+	ASSERT_EQ(0, ovf_window(self->fd, init, cal));
+	ASSERT_EQ(0, ovf_window(self->fd, init, cal));
+	ASSERT_LT(OVF_POINTS + 1, cal[1]);
+
+	for (b = 0; b < 2; b++) {
+		for (j = 1; j <= OVF_POINTS; j++) {
+			/* wraps j/(OVF_POINTS + 1) into the window */
+			for (p = 0; p < 2; p++)
+				init[p] = bases[b] + top -
+					  cal[p] * j / (OVF_POINTS + 1);
+			ASSERT_EQ(0, ovf_window(self->fd, init, val));
+			rounds++;
+			for (p = 0; p < 2; p++)
+				EXPECT_COUNT(cal[p], val[p] - init[p],
+					     "PMD%d from %#llx", p,
+					     (unsigned long long)init[p]);
+			ASSERT_EQ(sizeof(count),
+				  read(self->pfd[0], &count, sizeof(count)));
+			grew += count > last;
+			last = count;
+		}
+	}
+	EXPECT_EQ(rounds, grew) TH_LOG("perf's count grew in %d of %d windows",
+				       grew, rounds);
+
+	/* stopped just below the wrap: nothing moves it */
+	init[0] = top - 3 * OVF_LOOP * PFM_LOOP_INSN / 4;
+	init[1] = top - 3 * OVF_LOOP * PFM_LOOP_BRANCH / 4;
+	ASSERT_EQ(0, pfm_write_pmd(self->fd, 0, init[0]));
+	ASSERT_EQ(0, pfm_write_pmd(self->fd, 1, init[1]));
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	pfm_loop(OVF_LOOP / 2);
+	ASSERT_EQ(0, pfm_stop(self->fd));
+	ASSERT_EQ(0, pfm_read2(self->fd, &v[0], &v[1]));
+	for (j = 0; j < OVF_YIELDS * 5; j++) {
+		pfm_loop(OVF_LOOP);
+		sched_yield();
+	}
+	ASSERT_EQ(0, pfm_read2(self->fd, &val[0], &val[1]));
+	EXPECT_LE(init[0] + OVF_LOOP / 2 * PFM_LOOP_INSN, v[0]);
+	EXPECT_GT(top, v[0]);
+	EXPECT_EQ(v[0], val[0]) TH_LOG("stopped PMD0 moved");
+	EXPECT_EQ(v[1], val[1]) TH_LOG("stopped PMD1 moved");
+	ASSERT_EQ(sizeof(count), read(self->pfd[0], &count, sizeof(count)));
+	EXPECT_LT(last, count);
+
+	nmi1 = pfm_irq_count("NMI:", self->cpu);
+	pmi1 = pfm_irq_count("PMI:", self->cpu);
+	ksft_print_msg(
+		"CPU %d: perf sampled %llu instructions (period %d), NMI %lld -> %lld, PMI %lld -> %lld, %d perfmon windows\n",
+		       self->cpu, (unsigned long long)count, SAMPLE_PERIOD,
+		       nmi0, nmi1, pmi0, pmi1, rounds);
+	/* perf's overflows are many, and so are the NMIs that bring them */
+	EXPECT_LE(20ULL * SAMPLE_PERIOD, count);
+	EXPECT_LE(nmi0 + 20, nmi1);
+}
+
+/* The helper of rdpmc_beside_host_event: perf counts on C until done. */
+static void perf_spinner(struct shm *s, const struct pfm_pmu *pmu, int cpu)
+{
+	int fds[3], leader;
+	__u64 v[3];
+
+	if (pfm_pin(0, cpu))
+		helper_fail(s, "sched_setaffinity");
+	leader = perf_group_open(pmu, 1, fds);
+	if (leader < 0)
+		helper_fail(s, "perf_event_open of the host events");
+	if (pfm_pin(0, cpu) ||
+	    ioctl(leader, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP))
+		helper_fail(s, "sched_setaffinity or enable");
+	WRITE_ONCE_INT(s->ready, 1);
+	while (!READ_ONCE_INT(s->done)) {
+		pfm_loop(RD_LOOP);
+		sched_yield();
+	}
+	if (perf_group_read(leader, 3, v))
+		helper_fail(s, "read of the group");
+	s->insn[0] = v[0];
+	s->branch[0] = v[1];
+	s->raw[0] = v[2];
+	_exit(0);
+}
+
+/*
+ * RDPMC of a self-monitoring thread while perf host events (one of them
+ * raw, on a general-purpose counter) count in another process on the same
+ * CPU, which runs between the reads: RDPMC(0), pfm_read_pmds(PMD0),
+ * RDPMC(0) back to back. The low width bits of the 64-bit value lie the
+ * same few instructions after the first RDPMC and before the second in
+ * every round, and each round moves all three by the same amount.
+ */
+TEST_F_TIMEOUT(share, rdpmc_beside_host_event, 300)
+{
+	const __u64 mask = (1ULL << self->pmu.gp_width) - 1;
+	static __u64 r1[RD_ROUNDS], v[RD_ROUNDS], r2[RD_ROUNDS];
+	struct shm *s = self->shm;
+	int i, bad_d1 = 0, bad_d2 = 0, bad_step = 0;
+	__u64 d1, d2, step, x;
+	char knob[16];
+
+	if (require_shared(_metadata, self->shared))
+		return;
+	if (pfm_file_read(pfm_rdpmc_knob_path(), knob, sizeof(knob)) > 0 &&
+	    knob[0] == '0')
+		SKIP(return, "perf's rdpmc is 0: no RDPMC");
+	ASSERT_EQ(0, pfm_pin(0, self->cpu));
+	self->child[0] = fork();
+	ASSERT_LE(0, self->child[0]);
+	if (self->child[0] == 0)
+		perf_spinner(s, &self->pmu, self->cpu);
+	ASSERT_EQ(1, wait_flag(&s->ready, self->child[0]))
+		TH_LOG("perf side: %s: %s", s->what ? s->what : "died",
+		       pfm_errname(s->err));
+
+	/* high bits above the width, low bits far from the wrap */
+	ASSERT_EQ(0, pfm_write_pmd(self->fd, 0, (0x5a5ULL << 52) | 12345));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()))
+		TH_LOG("pfm_load_context beside host events: %s",
+		       pfm_errname(errno));
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	ASSERT_EQ(0, pfm_rdpmc_safe(0, &x)) TH_LOG("RDPMC faulted");
+	for (i = 0; i < RD_ROUNDS; i++) {
+		pfm_loop(RD_LOOP);
+		sched_yield();
+		r1[i] = pfm_rdpmc(0);
+		if (pfm_read_pmd(self->fd, 0, &v[i]))
+			break;
+		r2[i] = pfm_rdpmc(0);
+	}
+	ASSERT_EQ(RD_ROUNDS, i) TH_LOG("pfm_read_pmds: %s", pfm_errname(errno));
+	ASSERT_EQ(0, pfm_stop(self->fd));
+	WRITE_ONCE_INT(s->done, 1);
+	ASSERT_EQ(0, reap(&self->child[0]))
+		TH_LOG("perf side: %s: %s", s->what ? s->what : "died",
+		       pfm_errname(s->err));
+
+	d1 = (v[0] - r1[0]) & mask;
+	d2 = (r2[0] - v[0]) & mask;
+	step = v[1] - v[0];
+	for (i = 0; i < RD_ROUNDS; i++) {
+		if (((v[i] - r1[i]) & mask) != d1 && !bad_d1++)
+			TH_LOG("round %d: RDPMC %#llx, PMD0 %#llx", i,
+			       (unsigned long long)r1[i],
+			       (unsigned long long)v[i]);
+		if (((r2[i] - v[i]) & mask) != d2 && !bad_d2++)
+			TH_LOG("round %d: PMD0 %#llx, RDPMC after %#llx", i,
+			       (unsigned long long)v[i],
+			       (unsigned long long)r2[i]);
+		if (i && (v[i] - v[i - 1] != step ||
+			  ((r1[i] - r1[i - 1]) & mask) != (step & mask)) &&
+		    !bad_step++)
+			TH_LOG("round %d: PMD0 moved %llu, RDPMC %llu, not %llu",
+			       i, (unsigned long long)(v[i] - v[i - 1]),
+			       (unsigned long long)((r1[i] - r1[i - 1]) & mask),
+			       (unsigned long long)step);
+	}
+	ksft_print_msg(
+		"RDPMC beside perf: PMD0 %llu instructions after RDPMC, %llu before the next, %llu a round; perf counted %llu instructions, %llu branches, %llu raw\n",
+		       (unsigned long long)d1, (unsigned long long)d2,
+		       (unsigned long long)step,
+		       (unsigned long long)s->insn[0],
+		       (unsigned long long)s->branch[0],
+		       (unsigned long long)s->raw[0]);
+	EXPECT_EQ(0, bad_d1);
+	EXPECT_EQ(0, bad_d2);
+	EXPECT_EQ(0, bad_step);
+	/* a handful of instructions, the call of pfm_read_pmds() */
+	EXPECT_GT(200, d1);
+	EXPECT_GT(200, d2);
+	EXPECT_LE(RD_LOOP * PFM_LOOP_INSN, step);
+	EXPECT_GT(RD_LOOP * PFM_LOOP_INSN + 1000, step);
+	/* and perf counted beside */
+	EXPECT_LE((__u64)RD_LOOP * PFM_LOOP_INSN, s->insn[0]);
+	EXPECT_LE((__u64)RD_LOOP * PFM_LOOP_INSN, s->raw[0]);
+	EXPECT_LE((__u64)RD_LOOP * PFM_LOOP_BRANCH, s->branch[0]);
+}
+
+/*
+ * AMD and Hygon without PerfMonV2: nothing is shared. Any hardware event
+ * of perf, host event or not, keeps contexts out (EBUSY), and while a
+ * context is loaded no hardware event can be created (EBUSY).
+ */
+TEST_F(share, exclusive_without_perfmon_v2)
+{
+	int eg, err;
+
+	if (self->shared)
+		SKIP(return, "perfmon shares this PMU with host events");
+	for (eg = 0; eg < 2; eg++) {
+		self->pfd[0] = perf_insn_open(0, -1, eg, 0);
+		ASSERT_LE(0, self->pfd[0])
+			TH_LOG("exclude_guest=%d: %s", eg, pfm_errname(errno));
+		expect_err(_metadata, pfm_load(self->fd, pfm_gettid()), EBUSY,
+			   eg ? "load beside a host event" :
+				"load beside an exclude_guest=0 event");
+		ASSERT_EQ(0, close(self->pfd[0]));
+		self->pfd[0] = -1;
+		self->pfd[0] = perf_insn_open(-1, self->cpu, eg, 0);
+		ASSERT_LE(0, self->pfd[0])
+			TH_LOG("CPU-wide exclude_guest=%d: %s", eg,
+			       pfm_errname(errno));
+		expect_err(_metadata, pfm_load(self->fd, pfm_gettid()), EBUSY,
+			   eg ? "load beside a CPU-wide host event" :
+				"load beside a CPU-wide exclude_guest=0 event");
+		ASSERT_EQ(0, close(self->pfd[0]));
+		self->pfd[0] = -1;
+	}
+
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()))
+		TH_LOG("load with no perf event: %s", pfm_errname(errno));
+	for (eg = 0; eg < 2; eg++) {
+		err = perf_insn_errno(0, -1, eg);
+		EXPECT_EQ(EBUSY, err)
+			TH_LOG("exclude_guest=%d on the caller: %s", eg,
+			       pfm_errname(err));
+		err = perf_insn_errno(-1, self->cpu, eg);
+		EXPECT_EQ(EBUSY, err)
+			TH_LOG("exclude_guest=%d on CPU %d: %s", eg, self->cpu,
+			       pfm_errname(err));
+	}
+	ASSERT_EQ(0, pfm_unload_context(self->fd));
+	for (eg = 0; eg < 2; eg++) {
+		err = perf_insn_errno(0, -1, eg);
+		EXPECT_EQ(0, err) TH_LOG("exclude_guest=%d after the unload: %s",
+					 eg, pfm_errname(err));
+	}
+}
+
+TEST_HARNESS_MAIN
