@@ -17,12 +17,13 @@
  * PMU itself the first time it loads a context after the reservation,
  * when it finds that pfm_pmu_gen changed since its last reset.
  *
- * The perf hard lockup detector holds a counter on every CPU: the first
- * time perfmon takes the PMU, it hands hard lockup detection to the buddy
- * detector, which needs no counter, and that lasts until the administrator
- * reconfigures the watchdog (watchdog_hardlockup_pmu_claim()). On a single
- * CPU the buddy detector cannot run, and perfmon gets the PMU only with
- * the NMI watchdog off.
+ * The perf hard lockup detector's events count guests and hold a counter
+ * on every CPU: the first reservation claims the PMU from it (the
+ * architecture does, through the mediated PMU where perf has one), which
+ * hands hard lockup detection to the buddy detector, and that lasts until
+ * the administrator reconfigures the watchdog
+ * (watchdog_hardlockup_pmu_claim()). On a single CPU the buddy detector
+ * cannot run, and perfmon gets the PMU only with the NMI watchdog off.
  *
  * Who may count follows perf_events: the same perf_event_paranoid levels,
  * capabilities and LSM hook decide whether a user may use perfmon at all
@@ -39,7 +40,6 @@
 #include <linux/cred.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
-#include <linux/nmi.h>
 #include <linux/perf_event.h>
 #include <linux/perfmon_pmu.h>
 #include <linux/printk.h>
@@ -120,24 +120,16 @@ int pfm_session_get(void)
 
 	mutex_lock(&pfm_session_mutex);
 	if (!atomic_read(&pfm_task_sessions)) {
-		/* the hard lockup detector leaves its counters first */
-		ret = watchdog_hardlockup_pmu_claim();
-		if (ret) {
-			pr_info_once("perfmon: the NMI watchdog cannot give the PMU up (sysctl kernel.nmi_watchdog=0 does)\n");
-			goto out;
-		}
+		/* the architecture, or the watchdog, says why once */
 		ret = pfm_pmu->reserve();
 		pfm_dbg("PMU reserved by %s[%d]: %d\n", current->comm,
 			task_pid_nr(current), ret);
-		/* the architecture says why once */
-		if (ret)
-			watchdog_hardlockup_pmu_release();
-		else	/* every CPU resets its PMU before it next uses it */
+		/* every CPU resets its PMU before it next uses it */
+		if (!ret)
 			atomic64_inc(&pfm_pmu_gen);
 	}
 	if (!ret)
 		atomic_inc(&pfm_task_sessions);
-out:
 	mutex_unlock(&pfm_session_mutex);
 	return ret;
 }
@@ -156,7 +148,6 @@ void pfm_session_put(void)
 	if (atomic_dec_and_test(&pfm_task_sessions)) {
 		pfm_clear_counters();
 		pfm_pmu->release();
-		watchdog_hardlockup_pmu_release();
 		pfm_dbg("PMU released\n");
 	}
 	mutex_unlock(&pfm_session_mutex);

@@ -151,12 +151,16 @@ static void pfm_x86_reset(void)
  * Where perf cannot share the PMU, perfmon takes every counter from it with
  * the reservation of the counters' MSRs that perf makes for its first
  * hardware event (reserve_pmc_hardware()): while perfmon holds them perf
- * creates no hardware event, and while perf holds them this fails.
+ * creates no hardware event, and while perf holds them this fails. The
+ * hard lockup detector's events leave first (the mediated PMU's creation
+ * does that for the others).
  */
 static int pfm_x86_reserve_counters(void)
 {
 	unsigned int i;
 
+	if (watchdog_hardlockup_pmu_claim())
+		return -EBUSY;
 	for (i = 0; i < pfm_x86.num_gp; i++) {
 		if (!reserve_perfctr_nmi(pfm_x86.pmd[i].addr))
 			goto fail;
@@ -171,6 +175,7 @@ fail:
 		release_evntsel_nmi(pfm_x86.pmc[i].addr);
 		release_perfctr_nmi(pfm_x86.pmd[i].addr);
 	}
+	watchdog_hardlockup_pmu_abort();
 	return -EBUSY;
 }
 
@@ -196,6 +201,7 @@ static void pfm_x86_release(void)
 		release_evntsel_nmi(pfm_x86.pmc[i].addr);
 		release_perfctr_nmi(pfm_x86.pmd[i].addr);
 	}
+	watchdog_hardlockup_pmu_release();
 }
 
 /*

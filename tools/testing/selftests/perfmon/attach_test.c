@@ -1394,6 +1394,7 @@ TEST_F_TIMEOUT(access, paranoid3_root_counts_user_and_kernel, 120)
  */
 #define NMI_WATCHDOG	"/proc/sys/kernel/nmi_watchdog"
 #define WATCHDOG_THRESH	"/proc/sys/kernel/watchdog_thresh"
+#define HARDLOCKUP_DETECTOR	"/proc/sys/kernel/hardlockup_detector"
 #define CPU1_ONLINE	"/sys/devices/system/cpu/cpu1/online"
 
 FIXTURE(wd) {
@@ -1480,6 +1481,17 @@ static long wd_spin_nmis(unsigned long n)
 }
 
 /* The administrator's reconfiguration: the perf detector, if no claim. */
+/* Does the watchdog say that @name is the hard lockup detector running? */
+static int wd_detector_is(const char *name)
+{
+	char buf[16];
+
+	if (pfm_file_read(HARDLOCKUP_DETECTOR, buf, sizeof(buf)) <= 0)
+		return 0;
+	buf[strcspn(buf, "\n")] = '\0';
+	return !strcmp(buf, name);
+}
+
 static int wd_reconfigure(void)
 {
 	if (pfm_file_write(NMI_WATCHDOG, "0"))
@@ -1610,6 +1622,7 @@ TEST_F_TIMEOUT(wd, detector_leaves_the_pmu_to_perfmon, 180)
 	expect_err(_metadata, pfm_perf_open(&attr, 0, -1, -1),
 		   pfm_perf_busy_errno(), "perf_event_open");
 	EXPECT_EQ(0, wd_spin_nmis(3 * self->period));
+	EXPECT_TRUE(wd_detector_is("buddy"));
 	wd_count_exact(_metadata, self->fd);
 }
 
@@ -1697,9 +1710,10 @@ TEST_F_TIMEOUT(wd, buddy_stays_until_the_administrator_says, 180)
 }
 
 /*
- * A perf event of a user holds the PMU: the load fails with EBUSY, having
- * moved the watchdog to the buddy detector first, and succeeds once the
- * event is gone.
+ * A perf event of a user that counts guests holds the PMU: the load fails
+ * with EBUSY and leaves the perf detector running (the switch to the buddy
+ * detector that its claim made is undone), and succeeds once the event is
+ * gone.
  */
 TEST_F_TIMEOUT(wd, perf_user_keeps_the_pmu, 180)
 {
@@ -1714,9 +1728,12 @@ TEST_F_TIMEOUT(wd, perf_user_keeps_the_pmu, 180)
 	ASSERT_LE(0, self->fd);
 	expect_err(_metadata, pfm_load(self->fd, pfm_gettid()), EBUSY,
 		   "pfm_load_context");
-	EXPECT_EQ(0, wd_spin_nmis(3 * self->period));
+	EXPECT_LE(2, wd_spin_nmis(3 * self->period));
+	EXPECT_TRUE(wd_detector_is("perf"));
 	close(pfd);
 	EXPECT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	EXPECT_EQ(0, wd_spin_nmis(3 * self->period));
+	EXPECT_TRUE(wd_detector_is("buddy"));
 }
 
 /*
@@ -1838,6 +1855,7 @@ TEST_F_TIMEOUT(wd, one_cpu_keeps_the_perf_detector, 180)
 	expect_err(_metadata, pfm_load(self->fd, pfm_gettid()), EBUSY,
 		   "pfm_load_context on one CPU");
 	EXPECT_LE(2, wd_spin_nmis(3 * self->period));
+	EXPECT_TRUE(wd_detector_is("perf"));
 	ASSERT_EQ(0, pfm_file_write(CPU1_ONLINE, "1"));
 	EXPECT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 	EXPECT_EQ(0, wd_spin_nmis(3 * self->period));
