@@ -194,7 +194,7 @@ static void pfm_x86_release(void)
 
 	WRITE_ONCE(pfm_x86_held, false);
 	if (pfm_x86.flags & PFM_X86_SHARED) {
-		perf_release_mediated_pmu();
+		perf_release_host_mediated_pmu();
 		return;
 	}
 	for (i = 0; i < pfm_x86.num_gp; i++) {
@@ -282,18 +282,19 @@ static int pfm_x86_nmi(unsigned int cmd, struct pt_regs *regs)
 
 /*
  * Where perf can share the PMU (PFM_X86_SHARED), perfmon is a user of its
- * mediated PMU, as KVM's mediated vPMU is: perf refuses events that count
- * guests meanwhile, and this fails while one exists. Elsewhere perfmon
- * takes every counter. Each CPU resets its PMU at its first use.
+ * mediated PMU, of the host's kind: perf refuses events that count guests
+ * and KVM's mediated vPMUs meanwhile, and this fails while one exists.
+ * Elsewhere perfmon takes every counter. Each CPU resets its PMU at its
+ * first use.
  */
 static int pfm_x86_reserve(void)
 {
 	int ret;
 
 	if (pfm_x86.flags & PFM_X86_SHARED) {
-		ret = perf_create_mediated_pmu();
+		ret = perf_create_host_mediated_pmu();
 		if (ret)
-			pr_info_once("perfmon: perf_events has events that count guests (exclude_guest 0)\n");
+			pr_info_once("perfmon: perf_events has events that count guests (exclude_guest 0), or KVM guests a mediated vPMU\n");
 	} else {
 		ret = pfm_x86_reserve_counters();
 		if (ret)
