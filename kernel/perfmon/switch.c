@@ -306,10 +306,22 @@ static void pfm_give_back_cpu(struct pfm_cpu *pc)
 {
 	unsigned int i;
 
-	if (!pc->taken || pc->ctx)
+	/* a context live here keeps the PMU */
+	if (pc->ctx)
 		return;
-	pfm_clear_hw_pmds(pc->dirty);
-	pc->dirty = 0;
+	/*
+	 * Without a live context, what contexts left in the counters goes:
+	 * a change of perf's rdpmc setting to 2 lets every thread read
+	 * them, and the other user's events and RDPMC users run next. No
+	 * context finds its values here after that.
+	 */
+	if (pc->dirty) {
+		pfm_clear_hw_pmds(pc->dirty);
+		pc->dirty = 0;
+		pc->act++;
+	}
+	if (!pc->taken)
+		return;
 	pc->foreign = 0;
 	for (i = 0; i < ARRAY_SIZE(pc->pmcs); i++)
 		if (pc->pmcs[i])

@@ -41,6 +41,9 @@
 #   BENCH_RELEASE  1: also the final tree without its debug options
 #                  (nodebug.config), PERFMON=y and =n, booted and reported
 #                  as B1-nodebug ... B4-nodebug
+#   BENCH_HOST_EVENT  1: every variant runs beside a perf host event
+#                  (cycles, exclude_guest) on every CPU (pfmbench -H), as
+#                  a machine with a system-wide profiler would
 #   BENCH_ICOUNT   QEMU -icount option (default shift=0: 1 ns of guest time
 #                  per instruction, one TCG thread; empty: MTTCG and the
 #                  host's clock, as make check runs; see README.md)
@@ -201,7 +204,7 @@ boot() { # label cpu kernel args
 	fi
 }
 # pfmbench's lists, commas being bench.args' spaces
-YARGS="-n,$ITERS,-r,$REPS,-m,$ITERS5,-c,${CPUS5//,/+},-b,${ONLY//,/+}"
+YARGS="-n,$ITERS,-r,$REPS,-m,$ITERS5,-c,${CPUS5//,/+},-b,${ONLY//,/+}${BENCH_HOST_EVENT:+,-H}"
 fail=0
 stage "plugin self-test (Skylake-Client)"
 boot selftest Skylake-Client "$KY" "-t" || fail=1

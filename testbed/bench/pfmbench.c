@@ -788,17 +788,41 @@ static void selftest(void)
 	}
 }
 
+/*
+ * -H: a perf host event (cycles, exclude_guest set, as `perf stat -a`
+ * opens it) counting on every CPU for the whole run, so that every
+ * variant runs beside perf: perfmon's switch then takes the counters from
+ * it and gives them back (perf_load_guest_context() and
+ * perf_put_guest_context()) wherever a thread with a context comes and
+ * goes.
+ */
+static void host_events(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN), cpu;
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_HARDWARE;
+	attr.config = PERF_COUNT_HW_CPU_CYCLES;
+	attr.exclude_guest = 1;
+	for (cpu = 0; cpu < n; cpu++)
+		if (syscall(__NR_perf_event_open, &attr, -1, (int)cpu, -1, 0) < 0)
+			die("perf_event_open of a host event");
+	printf("BENCH-HOST-EVENTS: cycles on %ld CPUs\n", n);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long iters = 2000, iters5 = 0;
 	const char *benches = "B1,B3,B4,B5", *cpus5 = "1", *child = NULL;
-	int reps = 3, opt, r, v, test = 0, child_cpus = 1, ofd = -1;
+	int reps = 3, opt, r, v, test = 0, child_cpus = 1, ofd = -1, host = 0;
 	struct perf_event_attr attr;
 	int fd;
 
 	rout = stdout;
 	pfm_count_path = "/bench/pfm_count";
-	while ((opt = getopt(argc, argv, "n:m:r:b:c:P:tX:o:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:m:r:b:c:P:tX:o:s:H")) != -1) {
 		switch (opt) {
 		case 'n': iters = strtoul(optarg, NULL, 0); break;
 		case 'm': iters5 = strtoul(optarg, NULL, 0); break;
@@ -810,8 +834,9 @@ int main(int argc, char **argv)
 		case 'X': child = optarg; break;
 		case 'o': ofd = atoi(optarg); break;
 		case 's': seq = strtoul(optarg, NULL, 0); break;
+		case 'H': host = 1; break;
 		default:
-			fprintf(stderr, "usage: pfmbench [-n ITERS] [-m ITERS5] [-r REPS] [-b B1,B3,B4,B5] [-c CPUS5] [-P PFM_COUNT] [-t]\n");
+			fprintf(stderr, "usage: pfmbench [-n ITERS] [-m ITERS5] [-r REPS] [-b B1,B3,B4,B5] [-c CPUS5] [-P PFM_COUNT] [-t] [-H]\n");
 			return 2;
 		}
 	}
@@ -828,6 +853,8 @@ int main(int argc, char **argv)
 	}
 	if (!iters5)
 		iters5 = iters / 4 ? iters / 4 : 1;
+	if (host)
+		host_events();
 	{
 		/* event encodings: Intel or AMD, by the vendor of the CPU */
 		char line[256];

@@ -1138,11 +1138,12 @@ static const char *ctr_name(unsigned int idx, char *buf, size_t size)
 }
 
 /*
- * Process B self-monitors PMD0 only, counts a little, then RDPMCs every
- * counter: counter 0 is its own, every other one must read 0.
+ * Process B self-monitors PMD0 only (@own), counts a little, then RDPMCs
+ * every counter: counter 0 is its own, every other one must read 0.
+ * Without @own, B has no context and every counter must read 0.
  */
 static void check_b(struct __test_metadata *_metadata,
-		    const struct pfm_pmu *pmu, int drop_root)
+		    const struct pfm_pmu *pmu, int drop_root, int own)
 {
 	int rep[2], status, got, i;
 	const char *what;
@@ -1158,7 +1159,7 @@ static void check_b(struct __test_metadata *_metadata,
 		memset(&r, 0, sizeof(r));
 		if (drop_root && pfm_drop_root(65534))
 			_exit(send_report(&r, "dropping root", rep[1]));
-		if (start_self(pmu, 0, &what) < 0)
+		if (own && start_self(pmu, 0, &what) < 0)
 			_exit(send_report(&r, what, rep[1]));
 		pfm_loop(100000);
 		rdpmc_all(pmu, &r);
@@ -1178,11 +1179,11 @@ static void check_b(struct __test_metadata *_metadata,
 		ksft_print_msg("rdpmc: counter %s read %llu%s%s\n", name,
 			       (unsigned long long)r.val[i],
 			       r.faulted[i] ? " (faulted)" : "",
-			       r.idx[i] ? "" : " (B's own)");
+			       own && !r.idx[i] ? " (B's own)" : "");
 		EXPECT_FALSE(r.faulted[i]) TH_LOG("RDPMC of counter %s", name);
 		if (r.faulted[i])
 			continue;
-		if (r.idx[i] == 0) {
+		if (own && r.idx[i] == 0) {
 			EXPECT_NE(0ULL, r.val[i]) TH_LOG("B's own counter 0");
 		} else {
 			EXPECT_EQ(0ULL, r.val[i])
@@ -1212,10 +1213,13 @@ static void wait_sleeping(pid_t pid)
 /*
  * Process A (root) counts on every counter, then blocks in a read with
  * its context loaded and started: about 10 million is left in each
- * counter when it is switched out. Then B looks at the counters.
+ * counter when it is switched out. Then B looks at the counters: a B
+ * that counts itself, or, with @rdpmc2, a B without a context after root
+ * wrote 2 to perf's rdpmc knob, which lets every thread RDPMC.
  */
 static void others_read_zero(struct __test_metadata *_metadata,
-			     const struct pfm_pmu *pmu, int drop_root)
+			     const struct pfm_pmu *pmu, int drop_root,
+			     int rdpmc2)
 {
 	int ready[2], release[2], status, got, i;
 	const char *what;
@@ -1262,7 +1266,9 @@ static void others_read_zero(struct __test_metadata *_metadata,
 				TH_LOG("A did not count");
 		}
 		wait_sleeping(a);
-		check_b(_metadata, pmu, drop_root);
+		if (rdpmc2)
+			EXPECT_EQ(0, pfm_file_write(knob_path(RDPMC), "2\n"));
+		check_b(_metadata, pmu, drop_root, !rdpmc2);
 	}
 	/* releases A, which exits with its context */
 	close(release[1]);
@@ -1282,13 +1288,26 @@ TEST_F(rules, rdpmc_others_counters_read_zero_unprivileged)
 	ASSERT_EQ(0, knob_set(self->saved, PARANOID, "2\n"));
 	/* and unprivileged_reserve's default 0 their loads */
 	ASSERT_EQ(0, knob_set(self->saved, RESERVE, "1\n"));
-	others_read_zero(_metadata, &self->pmu, 1);
+	others_read_zero(_metadata, &self->pmu, 1, 0);
 }
 
 /* The rule is "not in your context", not "another user's". */
 TEST_F(rules, rdpmc_others_counters_read_zero_same_user)
 {
-	others_read_zero(_metadata, &self->pmu, 0);
+	others_read_zero(_metadata, &self->pmu, 0, 0);
+}
+
+/*
+ * A's values do not stay behind for a change of perf's rdpmc knob to 2,
+ * which gives every thread of every user RDPMC: B, of another user and
+ * without a context, reads 0 in every counter of the CPU A left.
+ */
+TEST_F(rules, rdpmc_others_counters_read_zero_after_rdpmc_2)
+{
+	ASSERT_EQ(0, knob_set(self->saved, PARANOID, "2\n"));
+	ASSERT_EQ(0, knob_set(self->saved, RESERVE, "1\n"));
+	ASSERT_EQ(0, knob_set(self->saved, RDPMC, NULL));
+	others_read_zero(_metadata, &self->pmu, 1, 1);
 }
 
 /* A counting event on CPU 0, all tasks, in the group of leader (or -1). */
@@ -1358,7 +1377,7 @@ TEST_F(rules, rdpmc_perf_leftovers_read_zero)
 
 	ASSERT_EQ(0, knob_set(self->saved, PARANOID, "2\n"));
 	ASSERT_EQ(0, knob_set(self->saved, RESERVE, "1\n"));
-	check_b(_metadata, &self->pmu, 1);
+	check_b(_metadata, &self->pmu, 1, 1);
 }
 
 /* What RDPMC(0) did in a new process. */
