@@ -155,6 +155,14 @@ static void pfm_x86_reset(void)
  * hard lockup detector's events leave first (the mediated PMU's creation
  * does that for the others).
  */
+static void pfm_x86_release_counters(unsigned int n)
+{
+	while (n--) {
+		release_evntsel_nmi(pfm_x86.pmc[n].addr);
+		release_perfctr_nmi(pfm_x86.pmd[n].addr);
+	}
+}
+
 static int pfm_x86_reserve_counters(void)
 {
 	unsigned int i;
@@ -171,10 +179,7 @@ static int pfm_x86_reserve_counters(void)
 	}
 	return 0;
 fail:
-	while (i--) {
-		release_evntsel_nmi(pfm_x86.pmc[i].addr);
-		release_perfctr_nmi(pfm_x86.pmd[i].addr);
-	}
+	pfm_x86_release_counters(i);
 	watchdog_hardlockup_pmu_abort();
 	return -EBUSY;
 }
@@ -190,17 +195,12 @@ static bool pfm_x86_cpu_usable(void)
 
 static void pfm_x86_release(void)
 {
-	unsigned int i;
-
 	WRITE_ONCE(pfm_x86_held, false);
 	if (pfm_x86.flags & PFM_X86_SHARED) {
 		perf_release_host_mediated_pmu();
 		return;
 	}
-	for (i = 0; i < pfm_x86.num_gp; i++) {
-		release_evntsel_nmi(pfm_x86.pmc[i].addr);
-		release_perfctr_nmi(pfm_x86.pmd[i].addr);
-	}
+	pfm_x86_release_counters(pfm_x86.num_gp);
 	watchdog_hardlockup_pmu_release();
 }
 

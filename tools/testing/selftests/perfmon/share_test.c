@@ -302,21 +302,27 @@ static int perf_rounds(int leader, unsigned long n, __u64 *insn,
 	return 0;
 }
 
-/* The same with perfmon: PMD0/PMD1 from 0, pfm_start() to pfm_stop(). */
-static int pfm_rounds(int fd, unsigned long n, __u64 *insn, __u64 *branch)
+/*
+ * PMD0 (instructions) and PMD1 (branches) from init[], started, then
+ * @rounds x (pfm_loop(@n), sched_yield()), stopped, read into val[].
+ */
+static int pfm_window(int fd, const __u64 *init, int rounds, unsigned long n,
+		      __u64 *val)
 {
+	struct pfarg_pmd pmds[2];
 	int i;
 
-	if (pfm_write_pmd(fd, 0, 0) || pfm_write_pmd(fd, 1, 0) ||
-	    pfm_start(fd, NULL))
+	pfm_pmd_set(&pmds[0], 0, init[0]);
+	pfm_pmd_set(&pmds[1], 1, init[1]);
+	if (pfm_write_pmds(fd, pmds, 2) || pfm_start(fd, NULL))
 		return -1;
-	for (i = 0; i < ROUNDS; i++) {
+	for (i = 0; i < rounds; i++) {
 		pfm_loop(n);
 		sched_yield();
 	}
 	if (pfm_stop(fd))
 		return -1;
-	return pfm_read2(fd, insn, branch);
+	return pfm_read2(fd, &val[0], &val[1]);
 }
 
 /* The helper of host_event_and_context_alternate, on @cpu. */
@@ -358,7 +364,8 @@ TEST_F_TIMEOUT(share, host_event_and_context_alternate, 300)
 	const __u64 loop_insn = ROUNDS * ROUND_LOOP * PFM_LOOP_INSN;
 	const __u64 loop_branch = ROUNDS * ROUND_LOOP * PFM_LOOP_BRANCH;
 	struct shm *s = self->shm;
-	__u64 insn[3], branch[3];
+	static const __u64 zero[2];
+	__u64 v[3][2];
 	long sw0, sw1;
 	int i;
 
@@ -379,7 +386,7 @@ TEST_F_TIMEOUT(share, host_event_and_context_alternate, 300)
 	sw0 = pfm_ctx_switches();
 	WRITE_ONCE_INT(s->go, 1);
 	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, pfm_rounds(self->fd, ns[i], &insn[i], &branch[i]))
+		ASSERT_EQ(0, pfm_window(self->fd, zero, ROUNDS, ns[i], v[i]))
 			TH_LOG("perfmon rounds: %s", pfm_errname(errno));
 	}
 	sw1 = pfm_ctx_switches();
@@ -396,15 +403,15 @@ TEST_F_TIMEOUT(share, host_event_and_context_alternate, 300)
 		     "perf host event instructions, %d rounds, 2n - n", ROUNDS);
 	EXPECT_COUNT(loop_branch, s->branch[2] - s->branch[1],
 		     "perf host event branches, %d rounds, 2n - n", ROUNDS);
-	EXPECT_COUNT(loop_insn, insn[2] - insn[1],
+	EXPECT_COUNT(loop_insn, v[2][0] - v[1][0],
 		     "perfmon PMD0 instructions, %d rounds, 2n - n", ROUNDS);
-	EXPECT_COUNT(loop_branch, branch[2] - branch[1],
+	EXPECT_COUNT(loop_branch, v[2][1] - v[1][1],
 		     "perfmon PMD1 branches, %d rounds, 2n - n", ROUNDS);
 	/* the loops and a few instructions a round, not the other's loops */
 	EXPECT_LE(loop_insn, s->insn[1]);
 	EXPECT_GT(loop_insn + ROUNDS * 100, s->insn[1]);
-	EXPECT_LE(loop_insn, insn[1]);
-	EXPECT_GT(loop_insn + ROUNDS * 100, insn[1]);
+	EXPECT_LE(loop_insn, v[1][0]);
+	EXPECT_GT(loop_insn + ROUNDS * 100, v[1][0]);
 }
 
 /*
@@ -667,28 +674,6 @@ TEST_F_TIMEOUT(share, host_event_on_monitored_thread, 120)
 	EXPECT_GT(N * PFM_LOOP_INSN + 1000, perf[1]);
 }
 
-/*
- * PMD0 (instructions) and PMD1 (branches) from init[], started, then
- * OVF_YIELDS x (pfm_loop(OVF_LOOP), sched_yield()), stopped, read.
- */
-static int ovf_window(int fd, const __u64 *init, __u64 *val)
-{
-	struct pfarg_pmd pmds[2];
-	int i;
-
-	pfm_pmd_set(&pmds[0], 0, init[0]);
-	pfm_pmd_set(&pmds[1], 1, init[1]);
-	if (pfm_write_pmds(fd, pmds, 2) || pfm_start(fd, NULL))
-		return -1;
-	for (i = 0; i < OVF_YIELDS; i++) {
-		pfm_loop(OVF_LOOP);
-		sched_yield();
-	}
-	if (pfm_stop(fd))
-		return -1;
-	return pfm_read2(fd, &val[0], &val[1]);
-}
-
 /* Loops on the caller's CPU until killed: what perf samples. */
 static void spinner(int cpu)
 {
@@ -745,8 +730,8 @@ TEST_F_TIMEOUT(share, overflows_beside_sampling_host_event, 600)
 	/* calibrate: the same window from 0, twice */
 	init[0] = 0;
 	init[1] = 0;
-	ASSERT_EQ(0, ovf_window(self->fd, init, cal));
-	ASSERT_EQ(0, ovf_window(self->fd, init, cal));
+	ASSERT_EQ(0, pfm_window(self->fd, init, OVF_YIELDS, OVF_LOOP, cal));
+	ASSERT_EQ(0, pfm_window(self->fd, init, OVF_YIELDS, OVF_LOOP, cal));
 	ASSERT_LT(OVF_POINTS + 1, cal[1]);
 
 	for (b = 0; b < 2; b++) {
@@ -755,7 +740,7 @@ TEST_F_TIMEOUT(share, overflows_beside_sampling_host_event, 600)
 			for (p = 0; p < 2; p++)
 				init[p] = bases[b] + top -
 					  cal[p] * j / (OVF_POINTS + 1);
-			ASSERT_EQ(0, ovf_window(self->fd, init, val));
+			ASSERT_EQ(0, pfm_window(self->fd, init, OVF_YIELDS, OVF_LOOP, val));
 			rounds++;
 			for (p = 0; p < 2; p++)
 				EXPECT_COUNT(cal[p], val[p] - init[p],
