@@ -19,7 +19,8 @@
 
 #include <asm/perfmon.h>
 
-void __pfm_ctxsw_out(struct task_struct *prev, bool next_in);
+void __pfm_ctxsw_out(struct task_struct *prev, struct task_struct *next,
+		     bool next_in);
 void __pfm_ctxsw_in(struct task_struct *next);
 void __pfm_detach_current(void);
 int __pfm_fork(struct task_struct *p, u64 clone_flags);
@@ -75,12 +76,13 @@ static inline void pfm_exec_drop(void)
 
 /*
  * Context switch of a marked thread, out of its CPU and into one, for the
- * architecture to call with interrupts disabled. @next_in: pfm_ctxsw_in()
- * follows, the next thread being marked too.
+ * architecture to call with interrupts disabled. @next: the thread
+ * switched to; @next_in: pfm_ctxsw_in() follows, @next being marked too.
  */
-static inline void pfm_ctxsw_out(struct task_struct *prev, bool next_in)
+static inline void pfm_ctxsw_out(struct task_struct *prev,
+				 struct task_struct *next, bool next_in)
 {
-	__pfm_ctxsw_out(prev, next_in);
+	__pfm_ctxsw_out(prev, next, next_in);
 }
 
 static inline void pfm_ctxsw_in(struct task_struct *next)
@@ -98,7 +100,8 @@ static inline int pfm_fork(struct task_struct *p, u64 clone_flags)
 static inline void pfm_free_task(struct task_struct *p) { }
 static inline void pfm_exit_thread(void) { }
 static inline void pfm_exec_drop(void) { }
-static inline void pfm_ctxsw_out(struct task_struct *prev, bool next_in) { }
+static inline void pfm_ctxsw_out(struct task_struct *prev,
+				 struct task_struct *next, bool next_in) { }
 static inline void pfm_ctxsw_in(struct task_struct *next) { }
 
 #endif /* CONFIG_PERFMON */

@@ -144,5 +144,6 @@ struct pfm_pmu {
 
 int pfm_pmu_register(const struct pfm_pmu *pmu);
 int pfm_interrupt(void);
+void pfm_give_back_idle(void);
 
 #endif /* _LINUX_PERFMON_PMU_H */

@@ -146,6 +146,7 @@ void pfm_session_put(void)
 
 	mutex_lock(&pfm_session_mutex);
 	if (atomic_dec_and_test(&pfm_task_sessions)) {
+		pfm_give_back_cpus();
 		pfm_clear_counters();
 		pfm_pmu->release();
 		pfm_dbg("PMU released\n");

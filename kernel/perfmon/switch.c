@@ -14,7 +14,10 @@
  * CPU's PMU is perfmon's from the first load of a context there to the
  * switch to a thread without one: the other user's events step aside
  * meanwhile, and what contexts programmed is cleared before they return.
- * A switch between two threads with contexts keeps the PMU.
+ * A switch between two threads with contexts keeps the PMU, and so does
+ * the idle task while a thread with a context is blocked: the other
+ * user's events do not count the idle task there, as they count no
+ * monitored thread.
  *
  * A thread allowed to read counters from user space could read every
  * counter of its CPU, not only those of its context: the counters that
@@ -231,9 +234,11 @@ static int pfm_cpu_dying(unsigned int cpu)
  * of that thread can be live. The PMU is lost in between: that context
  * goes to memory, and comes back to a PMU reset.
  */
+static void pfm_switch_out(struct task_struct *prev, bool keep);
+
 static int pfm_suspend(void *unused)
 {
-	__pfm_ctxsw_out(current, false);
+	pfm_switch_out(current, false);
 	return 0;
 }
 
@@ -328,6 +333,41 @@ static void pfm_give_back_cpu(struct pfm_cpu *pc)
 			pfm_write_hw_pmc(pc, i, 0);
 	static_call(pfm_give_back_cpu)();
 	pc->taken = false;
+}
+
+static bool pfm_cpu_taken(int cpu, void *unused)
+{
+	return READ_ONCE(per_cpu_ptr(&pfm_cpu, cpu)->taken);
+}
+
+static void pfm_give_back_idle_cpu(void *unused)
+{
+	pfm_give_back_cpu(this_cpu_ptr(&pfm_cpu));
+}
+
+/**
+ * pfm_give_back_idle - give this CPU's PMU back if its idle task keeps it
+ *
+ * For the architecture, interrupts disabled, when the PMU's other user has
+ * an interrupt waiting for the give-back: a thread that blocked leaves
+ * the PMU to the idle task for as long as the CPU idles.
+ */
+void pfm_give_back_idle(void)
+{
+	if (is_idle_task(current))
+		pfm_give_back_cpu(this_cpu_ptr(&pfm_cpu));
+}
+
+/**
+ * pfm_give_back_cpus - give back the PMU of the CPUs whose idle task kept it
+ *
+ * At the last detach, before perfmon's reservation goes: no context is
+ * attached, so none is live, but the idle task of a CPU where a monitored
+ * thread blocked may still hold the PMU. Only those CPUs are interrupted.
+ */
+void pfm_give_back_cpus(void)
+{
+	on_each_cpu_cond(pfm_cpu_taken, pfm_give_back_idle_cpu, NULL, true);
 }
 
 /*
@@ -628,25 +668,49 @@ void pfm_family_sync(struct pfm_context *root)
 }
 
 /*
- * Called from the architecture's context switch, interrupts disabled.
- * With @next_in, __pfm_ctxsw_in() is called next, for the thread switched
- * to: the right to use RDPMC is left for it to keep or revoke, so that two
- * threads that both have it switch without changing it.
+ * Save the context of @prev, which leaves this CPU, if it is live here.
+ * With @keep, the CPU stays as it is for the thread that runs next: its
+ * right to use RDPMC is left for that thread's switch-in, or for the idle
+ * task's switch-out, to keep or revoke.
  */
-void __pfm_ctxsw_out(struct task_struct *prev, bool next_in)
+static void pfm_switch_out(struct task_struct *prev, bool keep)
 {
 	struct pfm_context *ctx = rcu_dereference_sched(prev->pfm_context);
 
-	if (!ctx)
+	if (ctx) {
+		raw_spin_lock(&ctx->lock);
+		if (ctx->live_cpu == smp_processor_id())
+			pfm_save(ctx, keep);
+		raw_spin_unlock(&ctx->lock);
+		pfm_stat_inc(ctxsw_out);
+	}
+	if (keep)
 		return;
-	raw_spin_lock(&ctx->lock);
-	if (ctx->live_cpu == smp_processor_id())
-		pfm_save(ctx, next_in);
-	raw_spin_unlock(&ctx->lock);
-	pfm_stat_inc(ctxsw_out);
+	/* the idle task, or a thread whose context was not live here */
+	pfm_set_rdpmc(this_cpu_ptr(&pfm_cpu), false);
 	/* no context of the next thread comes: the PMU goes back */
-	if (!next_in)
-		pfm_give_back_cpu(this_cpu_ptr(&pfm_cpu));
+	pfm_give_back_cpu(this_cpu_ptr(&pfm_cpu));
+}
+
+/*
+ * Called from the architecture's context switch, interrupts disabled, for
+ * @prev leaving this CPU for @next. With @next_in, __pfm_ctxsw_in() is
+ * called next, for @next: the right to use RDPMC is left for it to keep or
+ * revoke, so that two threads that both have it switch without changing
+ * it. The idle task, which runs no user code and counts nothing, is
+ * marked instead: the CPU stays as @prev left it until the idle task
+ * switches to a thread without a context.
+ */
+void __pfm_ctxsw_out(struct task_struct *prev, struct task_struct *next,
+		     bool next_in)
+{
+	bool to_idle = is_idle_task(next);
+
+	if (is_idle_task(prev))
+		arch_pfm_ctxsw_disable(prev);
+	else if (to_idle)
+		arch_pfm_ctxsw_enable(next);
+	pfm_switch_out(prev, next_in || to_idle);
 }
 
 /* Called from the architecture's context switch, interrupts disabled. */
@@ -674,11 +738,11 @@ void __pfm_ctxsw_in(struct task_struct *next)
 
 /*
  * Save the context live on this CPU (its thread's, the one interrupted),
- * and clear what contexts left here.
+ * give back what the idle task kept, and clear what contexts left here.
  */
 static void pfm_halt_cpu(void *unused)
 {
-	__pfm_ctxsw_out(current, false);
+	pfm_switch_out(current, false);
 	pfm_clear_cpu(NULL);
 }
 

@@ -14,6 +14,7 @@ int pfm_ctx_lock(struct pfm_context *ctx, unsigned long *flags)
 void pfm_ctx_unlock(struct pfm_context *ctx, unsigned long flags)
 	__releases(&ctx->lock);
 int pfm_ctx_read(struct pfm_context *ctx, u64 pmds, u64 *value);
+void pfm_give_back_cpus(void);
 void pfm_clear_counters(void);
 void pfm_family_sync(struct pfm_context *root);
 

@@ -8,6 +8,7 @@
  */
 
 #include <linux/init.h>
+#include <linux/irq_work.h>
 #include <linux/mmu_context.h>
 #include <linux/nmi.h>
 #include <linux/perf_event.h>
@@ -31,6 +32,14 @@ static bool pfm_x86_held;
 static DEFINE_PER_CPU(bool, pfm_x86_taken);
 /* A PMI of perf's came while they were: see pfm_x86_perf_pmi(). */
 static DEFINE_PER_CPU(bool, pfm_x86_perf_pmi_left);
+
+static void pfm_x86_give_back_idle(struct irq_work *work)
+{
+	pfm_give_back_idle();
+}
+
+static DEFINE_PER_CPU(struct irq_work, pfm_x86_give_back_work) =
+	IRQ_WORK_INIT_HARD(pfm_x86_give_back_idle);
 
 static void pfm_x86_write_pmc(unsigned int cnum, u64 value)
 {
@@ -231,9 +240,10 @@ static u64 pfm_x86_ack_status(void)
  * Where perfmon shares the PMU, what perf cannot schedule out around a
  * take (Intel PT and BTS, whose PMUs have no mediated PMU capability) goes
  * on and raises the same PMI, which perf's handler passes on while the
- * counters are perfmon's: a PMI whose global status shows none of the
- * counters' overflows is perf's. It is claimed, so that no NMI is left
- * unknown, and raised again when the counters go back to perf.
+ * counters are perfmon's: what the global status still shows once the
+ * counters' overflows are acknowledged is perf's. The PMI is claimed, so
+ * that no NMI is left unknown, and raised again when the counters go back
+ * to perf: at once if only the idle task keeps them.
  */
 static bool pfm_x86_perf_pmi(void)
 {
@@ -246,6 +256,9 @@ static bool pfm_x86_perf_pmi(void)
 	if (!status)
 		return false;
 	this_cpu_write(pfm_x86_perf_pmi_left, true);
+	/* the idle task keeps the counters for a blocked thread: not now */
+	if (is_idle_task(current))
+		irq_work_queue(this_cpu_ptr(&pfm_x86_give_back_work));
 	return true;
 }
 
@@ -273,7 +286,7 @@ static int pfm_x86_nmi(unsigned int cmd, struct pt_regs *regs)
 	bool mine = held && pfm_x86_ack_status();
 
 	mine |= pfm_interrupt();
-	if (held && !mine && pfm_x86_perf_pmi())
+	if (held && pfm_x86_perf_pmi())
 		mine = true;
 	if ((held || mine) && (pfm_x86.flags & PFM_X86_LVTPC_MASKS))
 		apic_write(APIC_LVTPC, APIC_DM_NMI);

@@ -1404,7 +1404,6 @@ TEST_F_TIMEOUT(rdpmc_values, kept_across_perf_rdpmc_changes, 300)
 #define CPU1_ONLINE	"/sys/devices/system/cpu/cpu1/online"
 #define CPU1_MSR	"/dev/cpu/1/msr"
 #define NR_HOTPLUGS	100
-#define PFM_STATS	"/sys/kernel/debug/perfmon/stats"
 
 static int cpu1_set_online(int online)
 {
@@ -1521,36 +1520,7 @@ out:
 /* The ovfl_intr column of a CPU in the debug statistics, or -1. */
 static long long ovfl_intr(int cpu)
 {
-	char buf[4096], *line, *tok, *save;
-	long long val = -1;
-	int col = -1, i;
-
-	if (pfm_file_read(PFM_STATS, buf, sizeof(buf)) <= 0)
-		return -1;
-	line = strtok_r(buf, "\n", &save);
-	for (i = 0, tok = line; tok; i++) {
-		char *sp = strchr(tok, ' ');
-
-		if (sp)
-			*sp = '\0';
-		if (!strcmp(tok, "ovfl_intr"))
-			col = i;
-		tok = sp ? sp + 1 : NULL;
-	}
-	while (col > 0 && (line = strtok_r(NULL, "\n", &save))) {
-		char *end;
-
-		if (strtol(line, &end, 10) != cpu || *end != ' ')
-			continue;
-		for (i = 0, tok = line; tok && i < col; i++) {
-			tok = strchr(tok, ' ');
-			if (tok)
-				tok++;
-		}
-		if (tok)
-			val = strtoll(tok, NULL, 10);
-	}
-	return val;
+	return pfm_cpu_stat("ovfl_intr", cpu);
 }
 
 /* A child on CPU 1 from @start, n iterations: PMD0, or -1 on a failure. */
@@ -1892,10 +1862,10 @@ static int rogue_write(FIXTURE_DATA(pmi) *self, int which, __u64 val)
 }
 
 /*
- * The child of the test on CPU 1: counts itself, says so in *@flag (1, or
- * 3 when it cannot), spins until the parent writes 2, then loops.
+ * In a child: count itself on CPU 1, started, and say so in *@flag (1, or
+ * 3 when it cannot). 0, or 1 on a failure.
  */
-static int rogue_child(const struct pfm_pmu *pmu, int *flag)
+static int cpu1_count_self(const struct pfm_pmu *pmu, int *flag)
 {
 	struct pfarg_pmc pmc;
 	int fd;
@@ -1909,6 +1879,17 @@ static int rogue_child(const struct pfm_pmu *pmu, int *flag)
 		return 1;
 	}
 	__atomic_store_n(flag, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
+ * The child of the test on CPU 1: counts itself, spins until the parent
+ * writes 2, then loops.
+ */
+static int rogue_child(const struct pfm_pmu *pmu, int *flag)
+{
+	if (cpu1_count_self(pmu, flag))
+		return 1;
 	while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) != 2)
 		;
 	pfm_loop(N);
@@ -1993,6 +1974,139 @@ TEST_F_TIMEOUT(pmi, unexpected_overflow_keeps_pmi, 300)
 	expect_interrupts(_metadata, "after an overflow no context expected",
 			  &c2, &c3);
 	EXPECT_EQ(0, pfm_stop(self->fd));
+}
+
+/* Intel's global status bits that no counter sets, as perf names them. */
+#define MSR_GLOBAL_OVF_CTRL	0x390
+#define MSR_GLOBAL_STATUS_SET	0x391
+#define TOPA_PMI		(1ULL << 55)	/* Intel PT's buffer is full */
+
+/* The child of perf_pmi_reaches_perf_from_idle: counts itself, blocks. */
+static int blocked_child(const struct pfm_pmu *pmu, int *flag, int rfd)
+{
+	int n;
+	char c;
+
+	if (cpu1_count_self(pmu, flag))
+		return 1;
+	/* until the parent closes the pipe */
+	while ((n = read(rfd, &c, 1)) == 1)
+		;
+	return n ? 1 : 0;
+}
+
+/*
+ * Are CPU 1's counters perfmon's? perf's event @pfd there (a host event,
+ * kernel instructions included) is off meanwhile and its count stands
+ * still; perf's, it counts at least the interrupt of CPU 1 that reads
+ * it. 1, 0, or -1.
+ */
+static int cpu1_held(int pfd)
+{
+	__u64 a, b;
+
+	if (read(pfd, &a, sizeof(a)) != sizeof(a))
+		return -1;
+	usleep(5000);
+	if (read(pfd, &b, sizeof(b)) != sizeof(b))
+		return -1;
+	return a == b;
+}
+
+/*
+ * What else raises the PMI (Intel PT, BTS) keeps going while perfmon holds
+ * a CPU's counters, and its PMI must reach perf even while the idle task
+ * holds them for a thread blocked there, which may be for good: the
+ * give-back raises it again at once. The emulated CPU has no PT: its bit
+ * in the global status is set through GLOBAL_STATUS_SET, and a counter no
+ * context uses overflows under the idle task (kernel instructions, the
+ * msr driver's own) to raise the PMI. perf's handler acknowledges the bit
+ * when it gets the PMI; while the bit stays set, perf has not had it.
+ */
+TEST_F_TIMEOUT(pmi, perf_pmi_reaches_perf_from_idle, 120)
+{
+	__u64 status = TOPA_PMI, gctrl;
+	int i = self->rogue, p[2], n, st, pfd, held, *flag;
+	struct perf_event_attr attr;
+	struct irqs c0, c1;
+
+	if (!pfm_pmu_shared())
+		SKIP(return, "perfmon does not share this PMU with perf");
+	/*
+	 * An event of perf's on CPU 1, as PT's would be: perf's PMI handler
+	 * runs while perf has events, and this one stands still while the
+	 * counters of CPU 1 are perfmon's.
+	 */
+	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	attr.exclude_guest = 1;
+	pfd = pfm_perf_open(&attr, -1, 1, -1);
+	ASSERT_LE(0, pfd) TH_LOG("perf_event_open: %s", strerror(errno));
+	/* nothing but the child and the idle task on CPU 1 */
+	ASSERT_EQ(0, pfm_pin(0, 0));
+	flag = mmap(NULL, sizeof(*flag), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, flag);
+	*flag = 0;
+	ASSERT_EQ(0, pipe(p));
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (self->child == 0) {
+		close(p[1]);
+		_exit(blocked_child(&self->pmu, flag, p[0]));
+	}
+	close(p[0]);
+	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	ASSERT_EQ(1, *flag) TH_LOG("the child's context on CPU 1 failed");
+	irqs_read(&c0);
+	if (msr_wr(self->msr, MSR_GLOBAL_STATUS_SET, TOPA_PMI))
+		SKIP(goto out, "no GLOBAL_STATUS_SET: %s", strerror(errno));
+	ASSERT_EQ(0, rogue_write(self, 0, 0)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, rogue_write(self, 0,
+				 pfm_evtsel(&self->pmu, PFM_EV_INSN,
+					    PFM_EVT_OS)))
+		TH_LOG("%s", strerror(errno));
+	/*
+	 * The child blocks in read(): CPU 1 idles, its idle task holding the
+	 * counters. A kernel thread that ran there since gave them back: a
+	 * byte to the child takes them again. Then the counter overflows at
+	 * once (the load of a context clears it: written last).
+	 */
+	for (n = 0; n < 50 && (held = cpu1_held(pfd)) == 0; n++) {
+		ASSERT_EQ(1, write(p[1], "", 1));
+		usleep(20000);
+	}
+	ASSERT_EQ(1, held) TH_LOG("CPU 1 never idled with the counters perfmon's");
+	ASSERT_EQ(0, rogue_write(self, 1, (__u64)-ROGUE_LEFT & 0xffffffffULL))
+		TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, rogue_write(self, 2, 1ULL << i))
+		TH_LOG("%s", strerror(errno));
+	/* perf's GLOBAL_CTRL once it has the counters back: not restored */
+	self->written[2] = 0;
+	for (n = 0; n < 100 && (status & TOPA_PMI); n++) {
+		usleep(1000);
+		ASSERT_EQ(0, msr_rd(self->msr, MSR_GLOBAL_STATUS, &status));
+	}
+	irqs_read(&c1);
+	EXPECT_EQ(0, msr_rd(self->msr, MSR_GLOBAL_CTRL, &gctrl));
+	ksft_print_msg(
+		"CPU 1: GLOBAL_STATUS %#llx after %d ms, GLOBAL_CTRL %#llx, perf's PMIs %lld -> %lld\n",
+		       (unsigned long long)status, n,
+		       (unsigned long long)gctrl, c0.pmi, c1.pmi);
+	EXPECT_EQ(0, status & TOPA_PMI)
+		TH_LOG("perf never had the PMI: the bit is still set");
+	EXPECT_LT(c0.pmi, c1.pmi) TH_LOG("perf handled no PMI on CPU 1");
+	/* whatever happened, the bit goes and the counter stops */
+	EXPECT_EQ(0, msr_wr(self->msr, MSR_GLOBAL_OVF_CTRL, TOPA_PMI));
+	EXPECT_EQ(0, msr_wr(self->msr, MSR_GLOBAL_CTRL, gctrl & ~(1ULL << i)));
+out:
+	close(p[1]);
+	ASSERT_EQ(self->child, waitpid(self->child, &st, 0));
+	self->child = -1;
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st))
+		TH_LOG("the child on CPU 1: status %#x", st);
+	munmap(flag, sizeof(*flag));
+	close(pfd);
 }
 
 /*

@@ -804,6 +804,44 @@ static inline int pfm_file_read(const char *path, char *buf, size_t size)
 	return n;
 }
 
+/* perfmon's debug statistics: a line of names, then a line per CPU. */
+#define PFM_STATS	"/sys/kernel/debug/perfmon/stats"
+
+/* The column @name of CPU @cpu in the debug statistics, or -1. */
+static inline long long pfm_cpu_stat(const char *name, int cpu)
+{
+	char buf[4096], *line, *tok, *save;
+	long long val = -1;
+	int col = -1, i;
+
+	if (pfm_file_read(PFM_STATS, buf, sizeof(buf)) <= 0)
+		return -1;
+	line = strtok_r(buf, "\n", &save);
+	for (i = 0, tok = line; tok; i++) {
+		char *sp = strchr(tok, ' ');
+
+		if (sp)
+			*sp = '\0';
+		if (!strcmp(tok, name))
+			col = i;
+		tok = sp ? sp + 1 : NULL;
+	}
+	while (col > 0 && (line = strtok_r(NULL, "\n", &save))) {
+		char *end;
+
+		if (strtol(line, &end, 10) != cpu || *end != ' ')
+			continue;
+		for (i = 0, tok = line; tok && i < col; i++) {
+			tok = strchr(tok, ' ');
+			if (tok)
+				tok++;
+		}
+		if (tok)
+			val = strtoll(tok, NULL, 10);
+	}
+	return val;
+}
+
 /* Write a string to a file in one write(): 0, or -1 with errno set. */
 static inline int pfm_file_write(const char *path, const char *val)
 {

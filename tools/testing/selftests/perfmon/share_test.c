@@ -50,6 +50,9 @@
 /* host_event_on_monitored_thread */
 #define N		100000UL
 
+/* idle_keeps_the_pmu */
+#define IDLE_ROUNDS	500
+
 /* rdpmc_beside_host_event */
 #define RD_ROUNDS	500
 #define RD_LOOP		100UL
@@ -303,11 +306,26 @@ static int perf_rounds(int leader, unsigned long n, __u64 *insn,
 }
 
 /*
+ * Between two loops: yield, or with @pp, write a byte to pp[1] and wait,
+ * blocked, for the answer on pp[0]. 0, or -1.
+ */
+static int pause_round(const int *pp)
+{
+	char c = 0;
+
+	if (!pp)
+		return sched_yield();
+	if (write(pp[1], &c, 1) != 1 || read(pp[0], &c, 1) != 1)
+		return -1;
+	return 0;
+}
+
+/*
  * PMD0 (instructions) and PMD1 (branches) from init[], started, then
- * @rounds x (pfm_loop(@n), sched_yield()), stopped, read into val[].
+ * @rounds x (pfm_loop(@n), pause_round(@pp)), stopped, read into val[].
  */
 static int pfm_window(int fd, const __u64 *init, int rounds, unsigned long n,
-		      __u64 *val)
+		      __u64 *val, const int *pp)
 {
 	struct pfarg_pmd pmds[2];
 	int i;
@@ -318,7 +336,8 @@ static int pfm_window(int fd, const __u64 *init, int rounds, unsigned long n,
 		return -1;
 	for (i = 0; i < rounds; i++) {
 		pfm_loop(n);
-		sched_yield();
+		if (pause_round(pp))
+			return -1;
 	}
 	if (pfm_stop(fd))
 		return -1;
@@ -386,7 +405,7 @@ TEST_F_TIMEOUT(share, host_event_and_context_alternate, 300)
 	sw0 = pfm_ctx_switches();
 	WRITE_ONCE_INT(s->go, 1);
 	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, pfm_window(self->fd, zero, ROUNDS, ns[i], v[i]))
+		ASSERT_EQ(0, pfm_window(self->fd, zero, ROUNDS, ns[i], v[i], NULL))
 			TH_LOG("perfmon rounds: %s", pfm_errname(errno));
 	}
 	sw1 = pfm_ctx_switches();
@@ -414,11 +433,38 @@ TEST_F_TIMEOUT(share, host_event_and_context_alternate, 300)
 	EXPECT_GT(loop_insn + ROUNDS * 100, v[1][0]);
 }
 
+/* What perf logs, once, when it refuses an event that counts guests. */
+#define REFUSED_LOG	"perf: events counting guests refused while a host user owns the mediated PMU"
+
+/* Does the kernel log hold a line with @s? 1, 0, or -1. */
+static int kmsg_has(const char *s)
+{
+	char rec[2048];
+	ssize_t n;
+	int fd, found = 0;
+
+	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		n = read(fd, rec, sizeof(rec) - 1);
+		/* records overwritten since the last read: go on */
+		if (n < 0 && errno == EPIPE)
+			continue;
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		found |= strstr(rec, s) != NULL;
+	}
+	close(fd);
+	return found;
+}
+
 /*
  * While a context is loaded, on any thread, an event that would count
  * guests cannot be created (EOPNOTSUPP), wherever it would count: on the
- * caller, on the monitored thread, on a CPU. Host events and software
- * events can. The last unload lifts it.
+ * caller, on the monitored thread, on a CPU, and the kernel log says why
+ * once. Host events and software events can. The last unload lifts it.
  */
 TEST_F(share, guest_counting_event_refused_while_attached)
 {
@@ -450,6 +496,9 @@ TEST_F(share, guest_counting_event_refused_while_attached)
 			 0);
 	EXPECT_EQ(EOPNOTSUPP, err)
 		TH_LOG("cycles, all levels, exclude_guest=0: %s", pfm_errname(err));
+	/* once a boot: KVM's perf-based vPMU would say nothing */
+	EXPECT_EQ(1, kmsg_has(REFUSED_LOG)) TH_LOG("no \"%s\" in the log",
+						  REFUSED_LOG);
 
 	/* what may be created */
 	err = perf_insn_errno(0, -1, 1);
@@ -730,8 +779,8 @@ TEST_F_TIMEOUT(share, overflows_beside_sampling_host_event, 600)
 	/* calibrate: the same window from 0, twice */
 	init[0] = 0;
 	init[1] = 0;
-	ASSERT_EQ(0, pfm_window(self->fd, init, OVF_YIELDS, OVF_LOOP, cal));
-	ASSERT_EQ(0, pfm_window(self->fd, init, OVF_YIELDS, OVF_LOOP, cal));
+	ASSERT_EQ(0, pfm_window(self->fd, init, OVF_YIELDS, OVF_LOOP, cal, NULL));
+	ASSERT_EQ(0, pfm_window(self->fd, init, OVF_YIELDS, OVF_LOOP, cal, NULL));
 	ASSERT_LT(OVF_POINTS + 1, cal[1]);
 
 	for (b = 0; b < 2; b++) {
@@ -740,7 +789,7 @@ TEST_F_TIMEOUT(share, overflows_beside_sampling_host_event, 600)
 			for (p = 0; p < 2; p++)
 				init[p] = bases[b] + top -
 					  cal[p] * j / (OVF_POINTS + 1);
-			ASSERT_EQ(0, pfm_window(self->fd, init, OVF_YIELDS, OVF_LOOP, val));
+			ASSERT_EQ(0, pfm_window(self->fd, init, OVF_YIELDS, OVF_LOOP, val, NULL));
 			rounds++;
 			for (p = 0; p < 2; p++)
 				EXPECT_COUNT(cal[p], val[p] - init[p],
@@ -906,6 +955,78 @@ TEST_F_TIMEOUT(share, rdpmc_beside_host_event, 300)
 	EXPECT_LE((__u64)RD_LOOP * PFM_LOOP_INSN, s->insn[0]);
 	EXPECT_LE((__u64)RD_LOOP * PFM_LOOP_INSN, s->raw[0]);
 	EXPECT_LE((__u64)RD_LOOP * PFM_LOOP_BRANCH, s->branch[0]);
+}
+
+
+/* The helper of idle_keeps_the_pmu, on @cpu: answers every byte. */
+static void echo_side(int cpu, int rfd, int wfd)
+{
+	char c;
+
+	if (pfm_pin(0, cpu))
+		_exit(1);
+	while (read(rfd, &c, 1) == 1)
+		if (write(wfd, &c, 1) != 1)
+			_exit(1);
+	_exit(0);
+}
+
+/*
+ * A thread that blocks on a CPU with nothing else to run leaves the
+ * counters to the idle task: its wakeups do not take them from perf again
+ * (cpu_takes moves only when another thread ran there), and it counts
+ * exactly.
+ */
+TEST_F_TIMEOUT(share, idle_keeps_the_pmu, 300)
+{
+	const unsigned long ns[3] = { ROUND_LOOP, ROUND_LOOP, 2 * ROUND_LOOP };
+	static const __u64 zero[2];
+	int p2c[2], c2p[2], pp[2], i;
+	long long t0, t1;
+	__u64 v[3][2];
+
+	if (require_shared(_metadata, self->shared))
+		return;
+	if (self->cpu == self->other)
+		SKIP(return, "one CPU");
+	if (pfm_cpu_stat("cpu_takes", self->cpu) < 0)
+		SKIP(return, "no debug statistics (CONFIG_PERFMON_DEBUG)");
+	ASSERT_EQ(0, pipe(p2c));
+	ASSERT_EQ(0, pipe(c2p));
+	self->child[0] = fork();
+	ASSERT_LE(0, self->child[0]);
+	if (self->child[0] == 0) {
+		close(p2c[1]);
+		close(c2p[0]);
+		echo_side(self->other, p2c[0], c2p[1]);
+	}
+	close(p2c[0]);
+	close(c2p[1]);
+	pp[0] = c2p[0];
+	pp[1] = p2c[1];
+	ASSERT_EQ(0, pfm_pin(0, self->cpu));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	t0 = pfm_cpu_stat("cpu_takes", self->cpu);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, pfm_window(self->fd, zero, IDLE_ROUNDS, ns[i],
+					v[i], pp))
+			TH_LOG("perfmon rounds: %s", pfm_errname(errno));
+	t1 = pfm_cpu_stat("cpu_takes", self->cpu);
+	close(pp[0]);
+	close(pp[1]);
+	EXPECT_EQ(0, reap(&self->child[0]));
+
+	ksft_print_msg("CPU %d: %lld takes of the counters for %d wakeups\n",
+		       self->cpu, t1 - t0, 3 * IDLE_ROUNDS);
+	EXPECT_GT(3 * IDLE_ROUNDS / 10, t1 - t0);
+	EXPECT_COUNT(IDLE_ROUNDS * ROUND_LOOP * PFM_LOOP_INSN,
+		     v[2][0] - v[1][0],
+		     "perfmon PMD0 instructions, %d blocking rounds, 2n - n",
+		     IDLE_ROUNDS);
+	EXPECT_COUNT(IDLE_ROUNDS * ROUND_LOOP * PFM_LOOP_BRANCH,
+		     v[2][1] - v[1][1],
+		     "perfmon PMD1 branches, %d blocking rounds, 2n - n",
+		     IDLE_ROUNDS);
 }
 
 /*
