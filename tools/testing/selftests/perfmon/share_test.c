@@ -2,23 +2,12 @@
 /*
  * perfmon beside the host events of perf_events.
  *
- * On a PMU that can be shared (every Intel processor, through the mediated
- * PMU support of the perf core, and AMD with PerfMonV2), a perfmon context
- * is to perf_events what a guest with a mediated PMU is: perf's host events
- * (attr.exclude_guest = 1, what the perf tool opens by default) go on
- * beside contexts, count nothing of the threads contexts are loaded on,
- * and perfmon's counts stay exact. Only the events that would count a
- * guest (exclude_guest = 0, the default of a raw perf_event_open()) and
- * contexts exclude each other: the event fails with EOPNOTSUPP while a
- * context is loaded, the load with EBUSY while such an event exists.
- *
- * On AMD processors without PerfMonV2 (and Hygon) nothing is shared:
- * perfmon and every hardware event of perf exclude each other with EBUSY,
- * as before.
- *
- * The counting tests subtract the counts of one function called with two
- * loop lengths: the fixed costs around the loops cancel out and what is
- * left is exact (see pfm_loop()).
+ * On a PMU that perf can share (Intel, AMD with PerfMonV2), a context is
+ * to perf what a guest with a mediated PMU is: host events (exclude_guest
+ * = 1, the perf tool's default) count beside it, nothing of its thread;
+ * events that count guests and contexts exclude each other (EOPNOTSUPP,
+ * EBUSY). Elsewhere perfmon and perf's hardware events exclude each other
+ * with EBUSY. Counts are exact: two loop lengths, subtracted (pfm_loop()).
  */
 #define _GNU_SOURCE
 #include <sched.h>
