@@ -143,6 +143,16 @@ static void pfm_write_hw_pmc(struct pfm_cpu *pc, unsigned int i, u64 value)
 	static_call(pfm_write_pmc)(i, value);
 }
 
+/* Write 0 to the PMCs of this CPU that do not hold 0. */
+static void pfm_clear_hw_pmcs(struct pfm_cpu *pc)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(pc->pmcs); i++)
+		if (pc->pmcs[i])
+			pfm_write_hw_pmc(pc, i, 0);
+}
+
 /* Let the thread running on this CPU use RDPMC, or not. */
 static void pfm_set_rdpmc(struct pfm_cpu *pc, bool allow)
 {
@@ -158,13 +168,10 @@ static void pfm_set_rdpmc(struct pfm_cpu *pc, bool allow)
 static void pfm_clear_cpu(void *unused)
 {
 	struct pfm_cpu *pc = this_cpu_ptr(&pfm_cpu);
-	unsigned int i;
 
 	pfm_clear_hw_pmds(pc->dirty);
 	pc->dirty = 0;
-	for (i = 0; i < ARRAY_SIZE(pc->pmcs); i++)
-		if (pc->pmcs[i])
-			pfm_write_hw_pmc(pc, i, 0);
+	pfm_clear_hw_pmcs(pc);
 }
 
 static bool pfm_cpu_dirty(int cpu, void *unused)
@@ -309,8 +316,6 @@ static void pfm_take_cpu(struct pfm_cpu *pc)
  */
 static void pfm_give_back_cpu(struct pfm_cpu *pc)
 {
-	unsigned int i;
-
 	/* a context live here keeps the PMU */
 	if (pc->ctx)
 		return;
@@ -328,9 +333,7 @@ static void pfm_give_back_cpu(struct pfm_cpu *pc)
 	if (!pc->taken)
 		return;
 	pc->foreign = 0;
-	for (i = 0; i < ARRAY_SIZE(pc->pmcs); i++)
-		if (pc->pmcs[i])
-			pfm_write_hw_pmc(pc, i, 0);
+	pfm_clear_hw_pmcs(pc);
 	static_call(pfm_give_back_cpu)();
 	pc->taken = false;
 }
