@@ -100,6 +100,16 @@
 # differs only in its counter count, and Skylake still boots for
 # kexec, hotplug and KASAN. Its log must show perfmon's hybrid table, so
 # that a QEMU that ignored the property (a plain Skylake) fails.
+# v6 is Skylake-Client with 12 general-purpose counters (QEMU's
+# pmu-gp=12: architectural perfmon 6, its MSRs at 0x1900) and leaf 0x23:
+# perf drives all 12 through version 6's MSRs, perfmon's table has 8
+# through the legacy ones, and share_test's undescribed_counters_read_zero
+# finds nothing of perf's in the other 4; count_test counts exactly there.
+# late is the hybrid model with leaf 0x23 (pmu-ext=on) booted with
+# maxcpus=1: only the P-core is up at boot, whose leaf 0x23 has 8 + 4
+# counters, and count_test's hybrid fixture brings the E-core online
+# before its tests (perfmon's table must be the 6 + 3 of both types), then
+# share_test's test reads the P-core's other 2 counters.
 # lockup-fam19h (released) runs perf's hard lockup detector on its v2
 # driver after perfmon gave the PMU back, where a global status bit
 # perfmon left set would make amd_pmu_v2_handle_irq() warn.
@@ -143,7 +153,7 @@ INITRD_KEXEC=$CACHE/build/initramfs-kexec.cpio.gz
 STAGE_KEXEC=$CACHE/build/initramfs-kexec
 INITRD_LOCKUP=$CACHE/build/initramfs-lockup.cpio.gz
 STAGE_LOCKUP=$CACHE/build/initramfs-lockup
-GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test,perfmon:share_test hybrid:Skylake-Client,pmu=on,model=151,hybrid-atoms=0x2:perfmon fam10h:Opteron_G3,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test,perfmon:share_test fam17h:EPYC,pmu=on:perfmon,perfmon32:abi_test,perfmon32:calls_test,perfmon32:count_test,perfmon32:sysfs_test fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17:perfmon:abi_test,perfmon:count_test,perfmon:inherit_test,perfmon:attach_test,perfmon:lifecycle_test,perfmon:libpfm_examples_test,perfmon:sysfs_test,perfmon:share_test kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on lockup-fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17 hotplug:Skylake-Client,pmu=on:perfmon:attach_test kasan:Skylake-Client,pmu=on:perfmon:inherit_test,perfmon:lifecycle_test}
+GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test,perfmon:share_test hybrid:Skylake-Client,pmu=on,model=151,hybrid-atoms=0x2:perfmon fam10h:Opteron_G3,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test,perfmon:share_test fam17h:EPYC,pmu=on:perfmon,perfmon32:abi_test,perfmon32:calls_test,perfmon32:count_test,perfmon32:sysfs_test fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17:perfmon:abi_test,perfmon:count_test,perfmon:inherit_test,perfmon:attach_test,perfmon:lifecycle_test,perfmon:libpfm_examples_test,perfmon:sysfs_test,perfmon:share_test kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on lockup-fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17 hotplug:Skylake-Client,pmu=on:perfmon:attach_test v6:Skylake-Client,pmu=on,pmu-gp=12,pmu-ext=on:perfmon:count_test,perfmon:share_test late:Skylake-Client,pmu=on,model=151,hybrid-atoms=0x2,pmu-ext=on:perfmon:count_test,perfmon:share_test kasan:Skylake-Client,pmu=on:perfmon:inherit_test,perfmon:lifecycle_test}
 WATCHDOG_BOOTS=${WATCHDOG_BOOTS:-hybrid}
 LOCKUP_MODES=${LOCKUP_MODES-lockup-core2:loop lockup-fam10h:released lockup-fam19h:released}
 # The selftests' environment (passed on the kernel command line to /init):
@@ -156,6 +166,7 @@ KASAN_SETTINGS=${KASAN_SETTINGS-PFM_FOLLOW_RACE_ROUNDS=300}
 HOTPLUG_SMP=${HOTPLUG_SMP:-4}
 HOTPLUG_APPEND=${HOTPLUG_APPEND-maxcpus=2 nmi_watchdog=1 testbed.ksft_args=-f,wd}
 HOTPLUG_TIMEOUT=${HOTPLUG_TIMEOUT:-600}
+LATE_APPEND=${LATE_APPEND-maxcpus=1 testbed.ksft_args=-f,hybrid,-t,undescribed_counters_read_zero}
 
 bzimage=$TEST_O/arch/x86/boot/bzImage
 [ -f "$bzimage" ] || { result FAIL "guest: no test kernel" "the build stage failed"; exit 1; }
@@ -253,6 +264,7 @@ boot() {
 	hotplug*)
 		append="$append${HOTPLUG_APPEND:+ $HOTPLUG_APPEND}"
 		smp=$HOTPLUG_SMP timeout=$HOTPLUG_TIMEOUT ;;
+	late*) append="$append${LATE_APPEND:+ $LATE_APPEND}" ;;
 	kasan*) settings=$KASAN_SETTINGS ;;
 	esac
 	for mode in $LOCKUP_MODES; do
@@ -336,7 +348,7 @@ for run in $GUEST_RUNS; do
 		initrd=$INITRD_LOCKUP initrd_id=$lockup_id ;;
 	esac
 	key=guest-$( { files_id "$kernel" "${qemu:-$(command -v qemu-system-x86_64)}"
-		echo "$initrd_id $scripts_id $label|$cpu|$tests|${GUEST_TIMEOUT:-900}|$GUEST_SETTINGS|$WATCHDOG_BOOTS|$LOCKUP_MODES|$KASAN_SETTINGS|$HOTPLUG_SMP|$HOTPLUG_APPEND|$HOTPLUG_TIMEOUT"; } | sha256sum | cut -c1-24)
+		echo "$initrd_id $scripts_id $label|$cpu|$tests|${GUEST_TIMEOUT:-900}|$GUEST_SETTINGS|$WATCHDOG_BOOTS|$LOCKUP_MODES|$KASAN_SETTINGS|$HOTPLUG_SMP|$HOTPLUG_APPEND|$HOTPLUG_TIMEOUT|$LATE_APPEND"; } | sha256sum | cut -c1-24)
 	rm -f "$LOGDIR/parse-$label.out"
 	while [ "$(jobs -rp | wc -l)" -ge "$GUEST_JOBS" ]; do
 		wait -n
@@ -365,10 +377,13 @@ done
 
 # A boot on a model that QEMU makes of properties must have had it:
 # PerfMonV2 (perfmon-v2=on), where perf prints no "PerfMonV2" (6.12, 7.3),
-# only "... version: 2" (0 on the other AMD models); the hybrid model
+# only "... version: 2" (0 on the other AMD models); more than 8
+# general-purpose counters (pmu-gp=), "... version: 6"; the hybrid model
 # (hybrid-atoms=), where perfmon's table has the counters common to the
-# core types.
+# core types. The late boot must have brought its E-core online after
+# boot (count_test's hybrid fixture says so).
 v2re=$'^\\.\\.\\. version: +2\r?$'
+v6re=$'^\\.\\.\\. version: +6\r?$'
 hyre='perfmon: hybrid Intel processor: the [0-9]+ general-purpose and [0-9]+ fixed counters'
 for run in $GUEST_RUNS; do
 	label=${run%%:*}
@@ -378,6 +393,8 @@ for run in $GUEST_RUNS; do
 	case "$cpu" in
 	*perfmon-v2=on*)
 		re=$v2re what='PerfMonV2 (perf: version 2)' want='"... version: 2"' ;;
+	*pmu-gp=*)
+		re=$v6re what='architectural perfmon 6 (perf: version 6)' want='"... version: 6"' ;;
 	*hybrid-atoms=*)
 		re=$hyre what='a hybrid CPU (perfmon: the common counters)'
 		want='"perfmon: hybrid Intel processor"' ;;
@@ -387,6 +404,13 @@ for run in $GUEST_RUNS; do
 		result PASS "guest[$label] boot on $what"
 	else
 		result FAIL "guest[$label] boot on $what" "no $want in $LOGDIR/guest-$label.log"
+		rc=1
+	fi
+	case "$label" in late*) ;; *) continue ;; esac
+	if grep -Eq '^# [1-9][0-9]* CPUs brought online after boot' "$LOGDIR/guest-$label.log"; then
+		result PASS "guest[$label] E-core brought online after boot"
+	else
+		result FAIL "guest[$label] E-core brought online after boot" "no \"CPUs brought online after boot\" in $LOGDIR/guest-$label.log"
 		rc=1
 	fi
 done

@@ -80,9 +80,10 @@ struct pfm_regdesc {
  * @reset: stop every counter of this CPU and route its overflows to
  *	perfmon's interrupt; called on each CPU before its first use after
  *	@reserve
- * @cpu_usable: whether this CPU has every register of the description;
- *	called as a CPU comes online, false for one brought online after
- *	boot whose PMU lacks some (hybrid processors)
+ * @cpu_starting: called on each CPU as it comes online, and on those
+ *	online when perfmon starts: whether it has every register of the
+ *	description (false for one brought online after boot whose PMU
+ *	lacks some)
  * @write_pmc: write a PMC of this CPU
  * @write_pmd: write a PMD of this CPU; the value has every bit from the
  *	counter's width up to its hardware width set
@@ -119,7 +120,7 @@ struct pfm_pmu {
 	int	(*reserve)(void);
 	void	(*release)(void);
 	void	(*reset)(void);
-	bool	(*cpu_usable)(void);
+	bool	(*cpu_starting)(void);
 	void	(*write_pmc)(unsigned int cnum, u64 value);
 	void	(*write_pmd)(unsigned int cnum, u64 value);
 	u64	(*read_pmd)(unsigned int cnum);

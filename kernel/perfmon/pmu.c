@@ -35,7 +35,7 @@ static int __init pfm_pmu_check(const struct pfm_pmu *pmu)
 	    !pmu->disable || !pmu->ack ||
 	    !pmu->user_rdpmc ||
 	    !pmu->rdpmc_users ||
-	    !pmu->cpu_usable ||
+	    !pmu->cpu_starting ||
 	    !pmu->reset)
 		return -EINVAL;
 	if ((pmu->flags & PFM_PMU_SHARED) &&

@@ -197,13 +197,13 @@ static void pfm_cpu_forget(void)
 }
 
 /*
- * The description of the PMU comes from the CPUs online at boot: a CPU
- * brought online later may lack some of its registers (hybrid
- * processors), and no context counts there.
+ * The description of the PMU holds for every CPU, one brought online after
+ * boot included, unless its firmware contradicts what the boot CPUs
+ * reported (hybrid processors): no context counts there.
  */
 static void pfm_cpu_check(unsigned int cpu)
 {
-	bool unusable = !pfm_pmu->cpu_usable();
+	bool unusable = !pfm_pmu->cpu_starting();
 
 	this_cpu_write(pfm_cpu.unusable, unusable);
 	if (unusable)
@@ -270,9 +270,9 @@ static int __init pfm_switch_init(void)
 
 	if (!pfm_pmu)
 		return 0;
-	ret = cpuhp_setup_state_nocalls(CPUHP_AP_PERFMON_STARTING,
-					"perfmon:starting", pfm_cpu_starting,
-					pfm_cpu_dying);
+	/* and on the CPUs online now */
+	ret = cpuhp_setup_state(CPUHP_AP_PERFMON_STARTING, "perfmon:starting",
+				pfm_cpu_starting, pfm_cpu_dying);
 	if (ret < 0)
 		return ret;
 	register_syscore(&pfm_syscore);

@@ -146,8 +146,9 @@ static void pfm_x86_reset(void)
 	for (i = 0; i < pfm_x86.pmu.num_pmds; i++)
 		if (pfm_x86.pmd[i].type & PFM_REG_IMPL)
 			pfm_x86_write_pmd(i, 0);
-	if (pfm_x86.flags & PFM_X86_HYBRID)
-		pfm_intel_clear_extra(&pfm_x86);
+	/* where perfmon shares the PMU, each take does it */
+	if (!(pfm_x86.flags & PFM_X86_SHARED))
+		pfm_intel_clear_extra();
 	pfm_x86_ack(GENMASK_ULL(pfm_x86.num_gp - 1, 0) |
 		    ((u64)pfm_x86.fixed_mask << PFM_X86_FIXED_BASE));
 	/* what perf's last events left: perf would clear it under a context */
@@ -195,10 +196,13 @@ fail:
 
 /*
  * Every CPU has the registers of the table, but for a CPU of a hybrid
- * processor brought online after boot.
+ * processor brought online after boot whose firmware contradicts itself.
+ * What an Intel CPU has beyond them is noted, to be cleared at each take.
  */
-static bool pfm_x86_cpu_usable(void)
+static bool pfm_x86_cpu_starting(void)
 {
+	if (pfm_x86.flags & PFM_X86_INTEL_GLOBAL)
+		pfm_intel_find_extra(&pfm_x86);
 	return !(pfm_x86.flags & PFM_X86_HYBRID) || pfm_intel_cpu_usable();
 }
 
@@ -347,6 +351,11 @@ static void pfm_x86_take_cpu(void)
 	barrier();
 	perf_load_mediated_nmi();
 	pfm_x86_disable();
+	/*
+	 * The core clears what perf left in the counters of the table before
+	 * a thread that may read them runs; the others are cleared here.
+	 */
+	pfm_intel_clear_extra();
 }
 
 /*
@@ -428,7 +437,7 @@ static int __init pfm_x86_init(void)
 	pfm_x86.pmu.reserve = pfm_x86_reserve;
 	pfm_x86.pmu.release = pfm_x86_release;
 	pfm_x86.pmu.reset = pfm_x86_reset;
-	pfm_x86.pmu.cpu_usable = pfm_x86_cpu_usable;
+	pfm_x86.pmu.cpu_starting = pfm_x86_cpu_starting;
 	pfm_x86.pmu.write_pmc = pfm_x86_write_pmc;
 	pfm_x86.pmu.write_pmd = pfm_x86_write_pmd;
 	pfm_x86.pmu.read_pmd = pfm_x86_read_pmd;

@@ -233,12 +233,35 @@ int pfm_intel_core_probe(struct pfm_x86_pmu *p)
  * PMUs: on Alder Lake the P-cores have eight general-purpose counters and
  * four fixed ones, the E-cores six and three. A context belongs to a
  * thread that the scheduler moves between types at any switch, so the
- * description has the counters every CPU has: each online CPU reports
- * its own at boot, and the table is their intersection, an architectural
- * perfmon table like any other. A CPU brought online later is checked
- * against it (pfm_intel_cpu_usable()).
+ * description has the counters every core type has. Leaf 0xA reports
+ * them on every CPU of a hybrid processor, whichever types are online
+ * (perf_events keeps it as the capabilities common to the types, and adds
+ * each type's own as a CPU of that type comes online); leaf 0x23, where
+ * it exists, enumerates a CPU's own counters and can only narrow that.
+ * Each CPU online at boot reports what it has of leaf 0xA's, and the
+ * table is their intersection, an architectural perfmon table like any
+ * other. A CPU brought online later is checked against it
+ * (pfm_intel_cpu_usable()).
  */
 static struct pfm_intel_cpu pfm_intel_table __ro_after_init;
+
+/*
+ * The counters that CPUID leaf 0x23 enumerates as the calling CPU's own:
+ * false where it has no such sub-leaf.
+ */
+static bool pfm_intel_own_counters(unsigned int *gp, unsigned int *fixed)
+{
+	unsigned int eax, ebx, ecx, edx;
+
+	if (!this_cpu_has(X86_FEATURE_ARCH_PERFMON_EXT))
+		return false;
+	cpuid(ARCH_PERFMON_EXT_LEAF, &eax, &ebx, &ecx, &edx);
+	if (!(eax & BIT(ARCH_PERFMON_NUM_COUNTER_LEAF)))
+		return false;
+	cpuid_count(ARCH_PERFMON_EXT_LEAF, ARCH_PERFMON_NUM_COUNTER_LEAF,
+		    gp, fixed, &ecx, &edx);
+	return true;
+}
 
 /* The counters of the calling CPU, as perf_events finds them. */
 static void pfm_intel_read_cpu(void *info)
@@ -257,16 +280,9 @@ static void pfm_intel_read_cpu(void *info)
 	c->fixed_mask = pfm_intel_fixed_mask(c->version,
 					     edx.split.num_counters_fixed, ecx);
 	c->fixed_width = edx.split.bit_width_fixed;
-	/* Leaf 0x23 enumerates each core type's counters, where it exists. */
-	if (this_cpu_has(X86_FEATURE_ARCH_PERFMON_EXT)) {
-		cpuid(ARCH_PERFMON_EXT_LEAF, &eax.full, &ebx, &ecx, &edx.full);
-		if (eax.full & BIT(ARCH_PERFMON_NUM_COUNTER_LEAF)) {
-			cpuid_count(ARCH_PERFMON_EXT_LEAF,
-				    ARCH_PERFMON_NUM_COUNTER_LEAF,
-				    &gp, &fixed, &ecx, &edx.full);
-			c->gp_mask = gp;
-			c->fixed_mask = fixed;
-		}
+	if (pfm_intel_own_counters(&gp, &fixed)) {
+		c->gp_mask &= gp;
+		c->fixed_mask &= fixed;
 	}
 	if (this_cpu_has(X86_FEATURE_PDCM))
 		rdmsrq_safe(MSR_IA32_PERF_CAPABILITIES, &caps);
@@ -375,7 +391,8 @@ static int pfm_intel_hybrid_probe(struct pfm_x86_pmu *p)
  * pfm_intel_cpu_usable - does the calling CPU have every counter of the
  * table of a hybrid processor?
  *
- * For a CPU brought online after boot, of a core type no CPU had then.
+ * For a CPU brought online after boot, of a core type no CPU had then: it
+ * has them unless its leaf 0x23 contradicts leaf 0xA.
  *
  * Return: true if it has them.
  */
@@ -385,32 +402,6 @@ bool pfm_intel_cpu_usable(void)
 
 	pfm_intel_read_cpu(&c);
 	return pfm_intel_fits(&pfm_intel_table, &c);
-}
-
-/**
- * pfm_intel_clear_extra - stop and zero the counters beyond the table
- * @p: the table of a hybrid processor
- *
- * A P-core has counters the table leaves out, which RDPMC still reads:
- * what perf_events left there goes, as from the counters of the table.
- * Those a CPU lacks fault, harmlessly.
- */
-void pfm_intel_clear_extra(const struct pfm_x86_pmu *p)
-{
-	unsigned int i;
-	u64 ovf = 0;
-
-	for (i = p->num_gp; i < PFM_X86_MAX_GP; i++)
-		if (!wrmsrq_safe(MSR_ARCH_PERFMON_EVENTSEL0 + i, 0) &&
-		    !wrmsrq_safe(MSR_ARCH_PERFMON_PERFCTR0 + i, 0))
-			ovf |= BIT_ULL(i);
-	for (i = 0; i < PFM_X86_MAX_FIXED; i++)
-		if (!(p->fixed_mask & BIT(i)) &&
-		    !wrmsrq_safe(MSR_ARCH_PERFMON_FIXED_CTR0 + i, 0))
-			ovf |= BIT_ULL(INTEL_PMC_IDX_FIXED + i);
-	wrmsrq_safe(MSR_PERF_METRICS, 0);
-	if (ovf)
-		wrmsrq(MSR_CORE_PERF_GLOBAL_OVF_CTRL, ovf);
 }
 
 /**
@@ -446,4 +437,108 @@ int pfm_intel_arch_probe(struct pfm_x86_pmu *p)
 			     edx.split.bit_width_fixed,
 			     caps & PFM_PERF_CAP_FW_WRITE);
 	return 0;
+}
+
+/*
+ * What a CPU has beyond the table, which RDPMC reads as it reads the
+ * counters of the table: general-purpose counters from the ninth (a table
+ * describes eight at most), fixed counters from the fifth, those a hybrid
+ * table leaves out (an Alder Lake P-core's PMC6-7 and fixed counter 3),
+ * and PERF_METRICS. They count nothing while perfmon holds the PMU, whose
+ * global control enables only counters of the table, but they keep what
+ * perf's events left there.
+ */
+struct pfm_intel_extra {
+	u32	gp;
+	u32	fixed;
+	bool	v6;
+	bool	metrics;
+};
+
+static DEFINE_PER_CPU(struct pfm_intel_extra, pfm_intel_extra);
+
+/* Architectural perfmon 6 has MSRs for every counter, aliasing the others. */
+static u32 pfm_intel_gp_ctr(unsigned int i, bool v6)
+{
+	return v6 ? MSR_IA32_PMC_V6_GP0_CTR + MSR_IA32_PMC_V6_STEP * i :
+		    MSR_ARCH_PERFMON_PERFCTR0 + i;
+}
+
+static u32 pfm_intel_fixed_ctr(unsigned int j, bool v6)
+{
+	return v6 ? MSR_IA32_PMC_V6_FX0_CTR + MSR_IA32_PMC_V6_STEP * j :
+		    MSR_ARCH_PERFMON_FIXED_CTR0 + j;
+}
+
+/**
+ * pfm_intel_find_extra - note what the calling CPU has beyond a table
+ * @p: the table
+ *
+ * What CPUID leaves 0xA and 0x23 enumerate, and on a hybrid processor the
+ * counters up to eight and four (leaf 0xA reports the counters common to
+ * the core types there, and perf_events knows a P-core's others by
+ * model): those whose MSRs answer. As the CPU comes online, interrupts
+ * disabled.
+ */
+void pfm_intel_find_extra(const struct pfm_x86_pmu *p)
+{
+	struct pfm_intel_extra *x = this_cpu_ptr(&pfm_intel_extra);
+	unsigned long gp_mask, fixed_mask;
+	unsigned int ebx, ecx, gp, fixed, i;
+	union cpuid10_eax eax;
+	union cpuid10_edx edx;
+	u64 caps = 0, val;
+
+	memset(x, 0, sizeof(*x));
+	cpuid(0xa, &eax.full, &ebx, &ecx, &edx.full);
+	x->v6 = eax.split.version_id >= 6;
+	gp = min_t(unsigned int, eax.split.num_counters, INTEL_PMC_MAX_GENERIC);
+	gp_mask = gp ? GENMASK(gp - 1, 0) : 0;
+	fixed_mask = pfm_intel_fixed_mask(eax.split.version_id,
+					  edx.split.num_counters_fixed, ecx);
+	if (pfm_intel_own_counters(&gp, &fixed)) {
+		gp_mask |= gp;
+		fixed_mask |= fixed;
+	}
+	if (p->flags & PFM_X86_HYBRID) {
+		gp_mask |= GENMASK(PFM_X86_MAX_GP - 1, 0);
+		fixed_mask |= GENMASK(PFM_X86_MAX_FIXED - 1, 0);
+	}
+	gp_mask &= ~GENMASK(p->num_gp - 1, 0);
+	/* before version 6, no MSR of a ninth counter */
+	if (!x->v6)
+		gp_mask &= GENMASK(PFM_X86_MAX_GP - 1, 0);
+	fixed_mask &= ~p->fixed_mask;
+
+	for_each_set_bit(i, &gp_mask, INTEL_PMC_MAX_GENERIC)
+		if (!rdmsrq_safe(pfm_intel_gp_ctr(i, x->v6), &val))
+			x->gp |= BIT(i);
+	for_each_set_bit(i, &fixed_mask, INTEL_PMC_MAX_FIXED)
+		if (!rdmsrq_safe(pfm_intel_fixed_ctr(i, x->v6), &val))
+			x->fixed |= BIT(i);
+	if (this_cpu_has(X86_FEATURE_PDCM))
+		rdmsrq_safe(MSR_IA32_PERF_CAPABILITIES, &caps);
+	/* Raptor Lake's P-cores have it and do not say so (erratum RPL018) */
+	if ((caps & BIT_ULL(PERF_CAP_METRICS_IDX)) ||
+	    (p->flags & PFM_X86_HYBRID))
+		x->metrics = !rdmsrq_safe(MSR_PERF_METRICS, &val);
+}
+
+/**
+ * pfm_intel_clear_extra - zero what the calling CPU has beyond the table
+ *
+ * Interrupts disabled.
+ */
+void pfm_intel_clear_extra(void)
+{
+	struct pfm_intel_extra *x = this_cpu_ptr(&pfm_intel_extra);
+	unsigned long gp = x->gp, fixed = x->fixed;
+	unsigned int i;
+
+	for_each_set_bit(i, &gp, INTEL_PMC_MAX_GENERIC)
+		wrmsrq(pfm_intel_gp_ctr(i, x->v6), 0);
+	for_each_set_bit(i, &fixed, INTEL_PMC_MAX_FIXED)
+		wrmsrq(pfm_intel_fixed_ctr(i, x->v6), 0);
+	if (x->metrics)
+		wrmsrq(MSR_PERF_METRICS, 0);
 }

@@ -88,6 +88,9 @@ void pfm_amd64_build(struct pfm_x86_pmu *p, unsigned int num_counters,
 
 /* Hybrid Intel processors: on the calling CPU, with interrupts disabled. */
 bool pfm_intel_cpu_usable(void);
-void pfm_intel_clear_extra(const struct pfm_x86_pmu *p);
+
+/* Intel: the counters a CPU has beyond the table, which RDPMC reads. */
+void pfm_intel_find_extra(const struct pfm_x86_pmu *p);
+void pfm_intel_clear_extra(void);
 
 #endif /* _ARCH_X86_PERFMON_PMU_X86_H */

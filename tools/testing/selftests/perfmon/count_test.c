@@ -2121,7 +2121,10 @@ out:
  * IA32_FIXED_CTR_CTRL takes its default and that counter never counts.
  *
  * Every test skips at once on a processor that is not a hybrid Intel one,
- * or without a CPU of each core type to run on, or without perfmon.
+ * or without a CPU of each core type to run on, or without perfmon. A
+ * present CPU that is offline (a boot with maxcpus=) is brought online
+ * first: the description must hold for a core type that no CPU up at boot
+ * had.
  *
  * Each count is the difference of two measurements that run the same code
  * with loops of n and 2n iterations (pfm_loop(): exactly PFM_LOOP_INSN
@@ -2164,6 +2167,7 @@ out:
 #define NR_PERF_GP		8
 
 #define CPU_ONLINE		"/sys/devices/system/cpu/online"
+#define CPU_PRESENT		"/sys/devices/system/cpu/present"
 
 static void cpuid(unsigned int leaf, unsigned int sub, unsigned int *r)
 {
@@ -2194,7 +2198,7 @@ struct cpu_pmu {
 
 static int read_cpu_pmu(int cpu, struct cpu_pmu *c)
 {
-	unsigned int r[4], nr_fixed;
+	unsigned int r[4], nr_fixed, i;
 
 	if (pfm_pin(0, cpu))
 		return -1;
@@ -2210,17 +2214,31 @@ static int read_cpu_pmu(int cpu, struct cpu_pmu *c)
 		c->fixed = (1u << nr_fixed) - 1;
 	if (c->version >= 5)
 		c->fixed |= r[2];
+	/* leaf 0x23 (CPUID.(7,1).EAX[8]) has this CPU's own: it narrows */
+	if (__get_cpuid_max(0, NULL) < 0x23)
+		return 0;
+	cpuid(7, 1, r);
+	if (!(r[0] >> 8 & 1))
+		return 0;
+	cpuid(0x23, 0, r);
+	if (!(r[0] >> 1 & 1))
+		return 0;
+	cpuid(0x23, 1, r);
+	for (i = 0; i < c->nr_gp; i++)
+		if (!(r[0] >> i & 1))
+			c->nr_gp = i;
+	c->fixed &= r[1];
 	return 0;
 }
 
-/* The online CPUs, from their list ("0-3,6"). */
-static int online_cpus(cpu_set_t *set)
+/* A list of CPUs in sysfs ("0-3,6"). */
+static int cpu_list(const char *path, cpu_set_t *set)
 {
 	char buf[1024], *p, *end;
 	long a, b;
 
 	CPU_ZERO(set);
-	if (pfm_file_read(CPU_ONLINE, buf, sizeof(buf)) <= 0)
+	if (pfm_file_read(path, buf, sizeof(buf)) <= 0)
 		return -1;
 	for (p = buf; *p && *p != '\n'; p = end) {
 		a = strtol(p, &end, 10);
@@ -2242,6 +2260,30 @@ static int online_cpus(cpu_set_t *set)
 }
 
 /*
+ * Bring the present CPUs that are offline online: the number brought
+ * online, or -1.
+ */
+static int online_present_cpus(void)
+{
+	cpu_set_t present, online;
+	char path[64];
+	int i, n = 0;
+
+	if (cpu_list(CPU_PRESENT, &present) || cpu_list(CPU_ONLINE, &online))
+		return -1;
+	for (i = 0; i < CPU_SETSIZE; i++) {
+		if (!CPU_ISSET(i, &present) || CPU_ISSET(i, &online))
+			continue;
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online",
+			 i);
+		if (pfm_file_write(path, "1"))
+			return -1;
+		n++;
+	}
+	return n;
+}
+
+/*
  * The first P CPU and the first E CPU that are online and in @allowed:
  * 1 if both were found. The caller's affinity is changed.
  */
@@ -2253,7 +2295,7 @@ static int find_core_types(const cpu_set_t *allowed, int *cpu)
 
 	cpu[CPU_P] = -1;
 	cpu[CPU_E] = -1;
-	if (online_cpus(&online))
+	if (cpu_list(CPU_ONLINE, &online))
 		return 0;
 	for (i = 0; i < CPU_SETSIZE; i++) {
 		if (!CPU_ISSET(i, allowed) || !CPU_ISSET(i, &online) ||
@@ -2267,10 +2309,6 @@ static int find_core_types(const cpu_set_t *allowed, int *cpu)
 	return cpu[CPU_P] >= 0 && cpu[CPU_E] >= 0;
 }
 
-/*
- * RDPMC that reports a fault instead of dying of it: 0 and the value, or
- * -1 after SIGSEGV.
- */
 /* The PMDs a measurement sets and reads: PMD0 and PMD16. */
 #define MAX_REGS	2
 
@@ -2382,6 +2420,11 @@ FIXTURE_SETUP(hybrid)
 	self->fd = -1;
 	if (!hybrid_intel())
 		SKIP(return, "not a hybrid Intel CPU");
+	found = online_present_cpus();
+	ASSERT_LE(0, found) TH_LOG("bringing the present CPUs online: %s",
+				   strerror(errno));
+	if (found)
+		ksft_print_msg("%d CPUs brought online after boot\n", found);
 	ASSERT_EQ(0, sched_getaffinity(0, sizeof(self->allowed),
 				       &self->allowed));
 	found = find_core_types(&self->allowed, self->cpu);
@@ -2483,7 +2526,7 @@ TEST_F(hybrid, description_is_common_set)
 	cpu_set_t online;
 	int i, cpu, nr_fixed = 0;
 
-	ASSERT_EQ(0, online_cpus(&online));
+	ASSERT_EQ(0, cpu_list(CPU_ONLINE, &online));
 	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
 		if (!CPU_ISSET(cpu, &online))
 			continue;

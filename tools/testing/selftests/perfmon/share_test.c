@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 
 #include "../kselftest_harness.h"
 #include "pfm_util.h"
@@ -45,6 +46,12 @@
 /* rdpmc_beside_host_event */
 #define RD_ROUNDS	500
 #define RD_LOOP		100UL
+
+/* undescribed_counters_read_zero: perf's branch events, a round each */
+#define UC_ROUNDS	20
+#define UC_LOOP		10000UL
+#define UC_MAX		32
+#define RAW_BRANCHES	0xc4ULL
 
 /*
  * User-level instructions, as `perf stat -e instructions:u` opens them
@@ -1028,6 +1035,148 @@ TEST_F_TIMEOUT(share, idle_keeps_the_pmu, 300)
 		     v[2][1] - v[1][1],
 		     "perfmon PMD1 branches, %d blocking rounds, 2n - n",
 		     IDLE_ROUNDS);
+}
+
+/*
+ * The general-purpose counters that CPUID enumerates on the calling CPU:
+ * leaf 0xA, or the bitmap of leaf 0x23 where it has one; 0 on a CPU that
+ * is not Intel's.
+ */
+static int intel_gp_counters(void)
+{
+	unsigned int a, b, c, d, n;
+
+	if (!__get_cpuid(0, &a, &b, &c, &d) || a < 0xa || b != 0x756e6547)
+		return 0;
+	__cpuid_count(0xa, 0, a, b, c, d);
+	n = a >> 8 & 0xff;
+	if (__get_cpuid_max(0, NULL) >= 0x23) {
+		__cpuid_count(7, 1, a, b, c, d);
+		if (a >> 8 & 1) {
+			__cpuid_count(0x23, 0, a, b, c, d);
+			if (a >> 1 & 1) {
+				__cpuid_count(0x23, 1, a, b, c, d);
+				n = a ? 32 - __builtin_clz(a) : 0;
+			}
+		}
+	}
+	return n > UC_MAX ? UC_MAX : n;
+}
+
+/*
+ * The helper of undescribed_counters_read_zero, on @cpu: @n branch events
+ * of its own, one on each general-purpose counter, count a loop for every
+ * byte it reads from @sock, which it answers; the least count of the @n is
+ * left in s->branch[0].
+ */
+static void perf_every_counter(struct shm *s, int n, int cpu, int sock)
+{
+	struct perf_event_attr attr;
+	__u64 v, least = ~0ULL;
+	int fds[UC_MAX], i;
+	char c;
+
+	for (i = 0; i < n; i++) {
+		pfm_perf_attr(&attr, PERF_TYPE_RAW, RAW_BRANCHES);
+		attr.exclude_kernel = 1;
+		attr.exclude_hv = 1;
+		attr.exclude_guest = 1;
+		fds[i] = pfm_perf_open(&attr, 0, -1, -1);
+		if (fds[i] < 0)
+			helper_fail(s, "perf_event_open of a branch event");
+	}
+	if (pfm_pin(0, cpu))
+		helper_fail(s, "sched_setaffinity");
+	WRITE_ONCE_INT(s->ready, 1);
+	while (read(sock, &c, 1) == 1) {
+		pfm_loop(UC_LOOP);
+		if (write(sock, &c, 1) != 1)
+			helper_fail(s, "write");
+	}
+	for (i = 0; i < n; i++) {
+		if (read(fds[i], &v, sizeof(v)) != sizeof(v))
+			helper_fail(s, "read of a branch event");
+		if (v < least)
+			least = v;
+	}
+	s->branch[0] = least;
+	_exit(0);
+}
+
+/*
+ * RDPMC reads every counter of the CPU, those that perfmon's table leaves
+ * out too (general-purpose counters beyond eight, or beyond what every
+ * core type of a hybrid processor has): a context's thread finds nothing
+ * of perf's there, though perf's events counted on every counter of the
+ * CPU just before, each time.
+ */
+TEST_F_TIMEOUT(share, undescribed_counters_read_zero, 300)
+{
+	int sv[2], n = 0, cpu, i, r, bad = 0, faults = 0;
+	struct shm *s = self->shm;
+	cpu_set_t allowed;
+	char c = 0, knob[16];
+	__u64 v;
+
+	if (require_shared(_metadata, self->shared))
+		return;
+	if (pfm_file_read(pfm_rdpmc_knob_path(), knob, sizeof(knob)) > 0 &&
+	    knob[0] == '0')
+		SKIP(return, "perf's rdpmc is 0: no RDPMC");
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(allowed), &allowed));
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &allowed) || pfm_pin(0, cpu))
+			continue;
+		n = intel_gp_counters();
+		if (n > self->pmu.nr_gp)
+			break;
+	}
+	if (cpu == CPU_SETSIZE)
+		SKIP(return, "no CPU with general-purpose counters beyond the %d of the table",
+		     self->pmu.nr_gp);
+	ksft_print_msg("CPU %d: %d general-purpose counters, %d in the table\n",
+		       cpu, n, self->pmu.nr_gp);
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	self->child[0] = fork();
+	ASSERT_LE(0, self->child[0]);
+	if (self->child[0] == 0) {
+		close(sv[0]);
+		perf_every_counter(s, n, cpu, sv[1]);
+	}
+	close(sv[1]);
+	ASSERT_EQ(1, wait_flag(&s->ready, self->child[0]))
+		TH_LOG("perf side: %s: %s", s->what ? s->what : "died",
+		       pfm_errname(s->err));
+
+	ASSERT_EQ(0, pfm_pin(0, cpu));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	for (r = 0; r < UC_ROUNDS; r++) {
+		/* the helper counts on this CPU meanwhile */
+		ASSERT_EQ(1, write(sv[0], &c, 1));
+		ASSERT_EQ(1, read(sv[0], &c, 1));
+		for (i = self->pmu.nr_gp; i < n; i++) {
+			if (pfm_rdpmc_safe(i, &v)) {
+				faults++;
+				continue;
+			}
+			if (v && !bad++)
+				TH_LOG("round %d: RDPMC %d read %#llx, left by perf",
+				       r, i, (unsigned long long)v);
+		}
+	}
+	ASSERT_EQ(0, pfm_stop(self->fd));
+	close(sv[0]);
+	ASSERT_EQ(0, reap(&self->child[0]))
+		TH_LOG("perf side: %s: %s", s->what ? s->what : "died",
+		       pfm_errname(s->err));
+	ksft_print_msg("%d rounds: >= %llu branches per perf event; %d reads of %d-%d not 0\n",
+		       UC_ROUNDS, (unsigned long long)s->branch[0], bad,
+		       self->pmu.nr_gp, n - 1);
+	EXPECT_EQ(0, faults);
+	EXPECT_EQ(0, bad);
+	/* every event counted every round: perf used every counter */
+	EXPECT_LE((__u64)UC_ROUNDS * UC_LOOP * PFM_LOOP_BRANCH, s->branch[0]);
 }
 
 /*
