@@ -61,7 +61,11 @@
 # kernel sees 2 possible CPUs ("Allowing 2 present CPUs plus 0 hotplug
 # CPUs"). The boot runs attach_test's "wd" fixture (testbed.ksft_args),
 # which attaches and detaches contexts, moves the hard lockup detector
-# between perf and buddy, and takes CPU 1 offline and back in between. Anything that
+# between perf and buddy, and takes CPU 1 offline and back in between.
+# Its CPU has 12 general-purpose counters (QEMU's pmu-gp=12:
+# architectural perfmon 6, its MSRs at 0x1900, perf drives all 12 through
+# them) and leaf 0x23: perfmon's table has 8, and share_test's
+# undescribed_counters_read_zero finds nothing of perf's in the other 4. Anything that
 # walks the possible CPUs where it means the online ones (queues work
 # there, waits for it) hangs or reports a hard lockup of an offline CPU
 # here. It has a timeout of its own (HOTPLUG_TIMEOUT), shorter than
@@ -100,11 +104,6 @@
 # differs only in its counter count, and Skylake still boots for
 # kexec, hotplug and KASAN. Its log must show perfmon's hybrid table, so
 # that a QEMU that ignored the property (a plain Skylake) fails.
-# v6 is Skylake-Client with 12 general-purpose counters (QEMU's
-# pmu-gp=12: architectural perfmon 6, its MSRs at 0x1900) and leaf 0x23:
-# perf drives all 12 through version 6's MSRs, perfmon's table has 8
-# through the legacy ones, and share_test's undescribed_counters_read_zero
-# finds nothing of perf's in the other 4; count_test counts exactly there.
 # late is the hybrid model with leaf 0x23 (pmu-ext=on) booted with
 # maxcpus=1: only the P-core is up at boot, whose leaf 0x23 has 8 + 4
 # counters, and count_test's hybrid fixture brings the E-core online
@@ -153,7 +152,7 @@ INITRD_KEXEC=$CACHE/build/initramfs-kexec.cpio.gz
 STAGE_KEXEC=$CACHE/build/initramfs-kexec
 INITRD_LOCKUP=$CACHE/build/initramfs-lockup.cpio.gz
 STAGE_LOCKUP=$CACHE/build/initramfs-lockup
-GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test,perfmon:share_test hybrid:Skylake-Client,pmu=on,model=151,hybrid-atoms=0x2:perfmon fam10h:Opteron_G3,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test,perfmon:share_test fam17h:EPYC,pmu=on:perfmon,perfmon32:abi_test,perfmon32:calls_test,perfmon32:count_test,perfmon32:sysfs_test fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17:perfmon:abi_test,perfmon:count_test,perfmon:inherit_test,perfmon:attach_test,perfmon:lifecycle_test,perfmon:libpfm_examples_test,perfmon:sysfs_test,perfmon:share_test kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on lockup-fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17 hotplug:Skylake-Client,pmu=on:perfmon:attach_test v6:Skylake-Client,pmu=on,pmu-gp=12,pmu-ext=on:perfmon:count_test,perfmon:share_test late:Skylake-Client,pmu=on,model=151,hybrid-atoms=0x2,pmu-ext=on:perfmon:count_test,perfmon:share_test kasan:Skylake-Client,pmu=on:perfmon:inherit_test,perfmon:lifecycle_test}
+GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test,perfmon:share_test hybrid:Skylake-Client,pmu=on,model=151,hybrid-atoms=0x2:perfmon fam10h:Opteron_G3,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test,perfmon:share_test fam17h:EPYC,pmu=on:perfmon,perfmon32:abi_test,perfmon32:calls_test,perfmon32:count_test,perfmon32:sysfs_test fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17:perfmon:abi_test,perfmon:count_test,perfmon:inherit_test,perfmon:attach_test,perfmon:lifecycle_test,perfmon:libpfm_examples_test,perfmon:sysfs_test,perfmon:share_test kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on lockup-fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17 hotplug:Skylake-Client,pmu=on,pmu-gp=12,pmu-ext=on:perfmon:attach_test,perfmon:share_test late:Skylake-Client,pmu=on,model=151,hybrid-atoms=0x2,pmu-ext=on:perfmon:count_test,perfmon:share_test kasan:Skylake-Client,pmu=on:perfmon:inherit_test,perfmon:lifecycle_test}
 WATCHDOG_BOOTS=${WATCHDOG_BOOTS:-hybrid}
 LOCKUP_MODES=${LOCKUP_MODES-lockup-core2:loop lockup-fam10h:released lockup-fam19h:released}
 # The selftests' environment (passed on the kernel command line to /init):
@@ -164,7 +163,7 @@ LOCKUP_MODES=${LOCKUP_MODES-lockup-core2:loop lockup-fam10h:released lockup-fam1
 GUEST_SETTINGS=${GUEST_SETTINGS-}
 KASAN_SETTINGS=${KASAN_SETTINGS-PFM_FOLLOW_RACE_ROUNDS=300}
 HOTPLUG_SMP=${HOTPLUG_SMP:-4}
-HOTPLUG_APPEND=${HOTPLUG_APPEND-maxcpus=2 nmi_watchdog=1 testbed.ksft_args=-f,wd}
+HOTPLUG_APPEND=${HOTPLUG_APPEND-maxcpus=2 nmi_watchdog=1 testbed.ksft_args=-f,wd,-t,undescribed_counters_read_zero}
 HOTPLUG_TIMEOUT=${HOTPLUG_TIMEOUT:-600}
 LATE_APPEND=${LATE_APPEND-maxcpus=1 testbed.ksft_args=-f,hybrid,-t,undescribed_counters_read_zero}
 

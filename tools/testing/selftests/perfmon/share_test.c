@@ -13,7 +13,6 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 
 #include "../kselftest_harness.h"
 #include "pfm_util.h"
@@ -1065,16 +1064,15 @@ static int intel_gp_counters(void)
 
 /*
  * The helper of undescribed_counters_read_zero, on @cpu: @n branch events
- * of its own, one on each general-purpose counter, count a loop for every
- * byte it reads from @sock, which it answers; the least count of the @n is
- * left in s->branch[0].
+ * of its own, one on each general-purpose counter, count a loop in each
+ * round that the parent starts (s->go), which it ends (s->helper_done)
+ * yielding the CPU; the least count of the @n is left in s->branch[0].
  */
-static void perf_every_counter(struct shm *s, int n, int cpu, int sock)
+static void perf_every_counter(struct shm *s, int n, int cpu)
 {
 	struct perf_event_attr attr;
 	__u64 v, least = ~0ULL;
-	int fds[UC_MAX], i;
-	char c;
+	int fds[UC_MAX], i, r;
 
 	for (i = 0; i < n; i++) {
 		pfm_perf_attr(&attr, PERF_TYPE_RAW, RAW_BRANCHES);
@@ -1088,10 +1086,12 @@ static void perf_every_counter(struct shm *s, int n, int cpu, int sock)
 	if (pfm_pin(0, cpu))
 		helper_fail(s, "sched_setaffinity");
 	WRITE_ONCE_INT(s->ready, 1);
-	while (read(sock, &c, 1) == 1) {
+	for (r = 1; r <= UC_ROUNDS; r++) {
+		while (READ_ONCE_INT(s->go) != r)
+			sched_yield();
 		pfm_loop(UC_LOOP);
-		if (write(sock, &c, 1) != 1)
-			helper_fail(s, "write");
+		WRITE_ONCE_INT(s->helper_done, r);
+		sched_yield();
 	}
 	for (i = 0; i < n; i++) {
 		if (read(fds[i], &v, sizeof(v)) != sizeof(v))
@@ -1112,10 +1112,10 @@ static void perf_every_counter(struct shm *s, int n, int cpu, int sock)
  */
 TEST_F_TIMEOUT(share, undescribed_counters_read_zero, 300)
 {
-	int sv[2], n = 0, cpu, i, r, bad = 0, faults = 0;
+	int n = 0, cpu, i, r, bad = 0, faults = 0;
 	struct shm *s = self->shm;
 	cpu_set_t allowed;
-	char c = 0, knob[16];
+	char knob[16];
 	__u64 v;
 
 	if (require_shared(_metadata, self->shared))
@@ -1136,14 +1136,10 @@ TEST_F_TIMEOUT(share, undescribed_counters_read_zero, 300)
 		     self->pmu.nr_gp);
 	ksft_print_msg("CPU %d: %d general-purpose counters, %d in the table\n",
 		       cpu, n, self->pmu.nr_gp);
-	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
 	self->child[0] = fork();
 	ASSERT_LE(0, self->child[0]);
-	if (self->child[0] == 0) {
-		close(sv[0]);
-		perf_every_counter(s, n, cpu, sv[1]);
-	}
-	close(sv[1]);
+	if (self->child[0] == 0)
+		perf_every_counter(s, n, cpu);
 	ASSERT_EQ(1, wait_flag(&s->ready, self->child[0]))
 		TH_LOG("perf side: %s: %s", s->what ? s->what : "died",
 		       pfm_errname(s->err));
@@ -1151,10 +1147,11 @@ TEST_F_TIMEOUT(share, undescribed_counters_read_zero, 300)
 	ASSERT_EQ(0, pfm_pin(0, cpu));
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 	ASSERT_EQ(0, pfm_start(self->fd, NULL));
-	for (r = 0; r < UC_ROUNDS; r++) {
+	for (r = 1; r <= UC_ROUNDS; r++) {
 		/* the helper counts on this CPU meanwhile */
-		ASSERT_EQ(1, write(sv[0], &c, 1));
-		ASSERT_EQ(1, read(sv[0], &c, 1));
+		WRITE_ONCE_INT(s->go, r);
+		while (READ_ONCE_INT(s->helper_done) != r)
+			sched_yield();
 		for (i = self->pmu.nr_gp; i < n; i++) {
 			if (pfm_rdpmc_safe(i, &v)) {
 				faults++;
@@ -1166,7 +1163,6 @@ TEST_F_TIMEOUT(share, undescribed_counters_read_zero, 300)
 		}
 	}
 	ASSERT_EQ(0, pfm_stop(self->fd));
-	close(sv[0]);
 	ASSERT_EQ(0, reap(&self->child[0]))
 		TH_LOG("perf side: %s: %s", s->what ? s->what : "died",
 		       pfm_errname(s->err));
