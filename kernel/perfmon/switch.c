@@ -270,7 +270,7 @@ static int __init pfm_switch_init(void)
 
 	if (!pfm_pmu)
 		return 0;
-	/* and on the CPUs online now */
+	/* pfm_cpu_starting() runs on the CPUs already online too */
 	ret = cpuhp_setup_state(CPUHP_AP_PERFMON_STARTING, "perfmon:starting",
 				pfm_cpu_starting, pfm_cpu_dying);
 	if (ret < 0)
