@@ -107,7 +107,7 @@
 # late is the hybrid model with leaf 0x23 (pmu-ext=on) booted with
 # maxcpus=1: only the P-core is up at boot, whose leaf 0x23 has 8 + 4
 # counters, and count_test's hybrid fixture brings the E-core online
-# before its tests (perfmon's table must be the 6 + 3 of both types), then
+# for each of its tests (perfmon's table must be the 6 + 3 of both types), then
 # share_test's test reads the P-core's other 2 counters.
 # lockup-fam19h (released) runs perf's hard lockup detector on its v2
 # driver after perfmon gave the PMU back, where a global status bit

@@ -2123,8 +2123,8 @@ out:
  * Every test skips at once on a processor that is not a hybrid Intel one,
  * or without a CPU of each core type to run on, or without perfmon. A
  * present CPU that is offline (a boot with maxcpus=) is brought online
- * first: the description must hold for a core type that no CPU up at boot
- * had.
+ * for each test, and offline again after it: the description must hold
+ * for a core type that no CPU up at boot had.
  *
  * Each count is the difference of two measurements that run the same code
  * with loops of n and 2n iterations (pfm_loop(): exactly PFM_LOOP_INSN
@@ -2259,25 +2259,34 @@ static int cpu_list(const char *path, cpu_set_t *set)
 	return 0;
 }
 
+/* Write @val to the online file of @cpu: 0, or -1. */
+static int cpu_set_online(int cpu, const char *val)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online",
+		 cpu);
+	return pfm_file_write(path, val);
+}
+
 /*
- * Bring the present CPUs that are offline online: the number brought
- * online, or -1.
+ * Bring online the present CPUs that are offline and can come online
+ * (not those that SMT control keeps offline): those brought online are
+ * added to @onlined, and their number returned.
  */
-static int online_present_cpus(void)
+static int online_present_cpus(cpu_set_t *onlined)
 {
 	cpu_set_t present, online;
-	char path[64];
 	int i, n = 0;
 
+	CPU_ZERO(onlined);
 	if (cpu_list(CPU_PRESENT, &present) || cpu_list(CPU_ONLINE, &online))
-		return -1;
+		return 0;
 	for (i = 0; i < CPU_SETSIZE; i++) {
-		if (!CPU_ISSET(i, &present) || CPU_ISSET(i, &online))
+		if (!CPU_ISSET(i, &present) || CPU_ISSET(i, &online) ||
+		    cpu_set_online(i, "1"))
 			continue;
-		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online",
-			 i);
-		if (pfm_file_write(path, "1"))
-			return -1;
+		CPU_SET(i, onlined);
 		n++;
 	}
 	return n;
@@ -2411,6 +2420,7 @@ FIXTURE(hybrid) {
 	cpu_set_t allowed;	/* the affinity the test started with */
 	int cpu[2];		/* cpu[CPU_P], cpu[CPU_E] */
 	int fd;
+	cpu_set_t onlined;	/* offline CPUs the test brought online */
 };
 
 FIXTURE_SETUP(hybrid)
@@ -2418,11 +2428,10 @@ FIXTURE_SETUP(hybrid)
 	int found;
 
 	self->fd = -1;
+	CPU_ZERO(&self->onlined);
 	if (!hybrid_intel())
 		SKIP(return, "not a hybrid Intel CPU");
-	found = online_present_cpus();
-	ASSERT_LE(0, found) TH_LOG("bringing the present CPUs online: %s",
-				   strerror(errno));
+	found = online_present_cpus(&self->onlined);
 	if (found)
 		ksft_print_msg("%d CPUs brought online after boot\n", found);
 	ASSERT_EQ(0, sched_getaffinity(0, sizeof(self->allowed),
@@ -2444,8 +2453,14 @@ FIXTURE_SETUP(hybrid)
 
 FIXTURE_TEARDOWN(hybrid)
 {
+	int i;
+
 	if (self->fd >= 0)
 		close(self->fd);
+	/* the CPUs go back offline, as found */
+	for (i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &self->onlined))
+			cpu_set_online(i, "0");
 }
 
 /* A PMC write, a PMD write and a PMD read of a register: all EINVAL. */
