@@ -47,7 +47,9 @@
 # (FULL_BUILDS=1) every file ($CACHE/build/kasan-full). It runs the programs that create, inherit, load,
 # race and free contexts (inherit_test, lifecycle_test), with the short
 # settings of the other boots but 300 rounds of the race between a clone
-# and the unload or close of an inheriting context (KASAN_SETTINGS).
+# and the unload or close of an inheriting context (KASAN_SETTINGS). Its
+# kernel has no ACPI: QEMU gets -smp 2,sockets=2, whose MP table lists both
+# CPUs.
 #
 # A LABEL that starts with hotplug boots the test kernel with more
 # possible than online CPUs and the NMI watchdog on: QEMU -smp 4
@@ -264,7 +266,8 @@ boot() {
 		append="$append${HOTPLUG_APPEND:+ $HOTPLUG_APPEND}"
 		smp=$HOTPLUG_SMP timeout=$HOTPLUG_TIMEOUT ;;
 	late*) append="$append${LATE_APPEND:+ $LATE_APPEND}" ;;
-	kasan*) settings=$KASAN_SETTINGS ;;
+	# one CPU per package: the MP table lists both (no ACPI, kasan.config)
+	kasan*) settings=$KASAN_SETTINGS smp=2,sockets=2 ;;
 	esac
 	for mode in $LOCKUP_MODES; do
 		[ "${mode%%:*}" = "$label" ] && append="$append testbed.lockup=${mode#*:}"
