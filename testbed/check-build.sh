@@ -19,7 +19,10 @@
 # i386 and without perfmon instead, as below.
 #
 # The sanitizer kernel is the test configuration with testbed/kasan.config
-# (generic inline KASAN, UBSAN, KFENCE). In make check, KASAN and UBSAN
+# (generic inline KASAN, UBSAN, KFENCE), less what its boot does not use:
+# ACPI and PCI (its guest has two CPUs from the MP table), lockdep,
+# kmemleak and the debug objects (the test kernel's boots of the same
+# programs have them). In make check, KASAN and UBSAN
 # instrument the series' C files alone, the objects above (build-kernel.sh
 # SANITIZE_OBJECTS): perfmon's own and the files it hooks into (fork,
 # exit, exec, the context switch, perf's x86 core, the watchdog), where

@@ -2198,7 +2198,7 @@ struct cpu_pmu {
 
 static int read_cpu_pmu(int cpu, struct cpu_pmu *c)
 {
-	unsigned int r[4], nr_fixed, i;
+	unsigned int r[4], nr_fixed, i, gp, fixed;
 
 	if (pfm_pin(0, cpu))
 		return -1;
@@ -2214,20 +2214,13 @@ static int read_cpu_pmu(int cpu, struct cpu_pmu *c)
 		c->fixed = (1u << nr_fixed) - 1;
 	if (c->version >= 5)
 		c->fixed |= r[2];
-	/* leaf 0x23 (CPUID.(7,1).EAX[8]) has this CPU's own: it narrows */
-	if (__get_cpuid_max(0, NULL) < 0x23)
+	/* leaf 0x23 has this CPU's own counters: it narrows */
+	if (pfm_cpuid_counters(&gp, &fixed))
 		return 0;
-	cpuid(7, 1, r);
-	if (!(r[0] >> 8 & 1))
-		return 0;
-	cpuid(0x23, 0, r);
-	if (!(r[0] >> 1 & 1))
-		return 0;
-	cpuid(0x23, 1, r);
 	for (i = 0; i < c->nr_gp; i++)
-		if (!(r[0] >> i & 1))
+		if (!(gp >> i & 1))
 			c->nr_gp = i;
-	c->fixed &= r[1];
+	c->fixed &= fixed;
 	return 0;
 }
 

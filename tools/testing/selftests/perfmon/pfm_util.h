@@ -1085,6 +1085,30 @@ static inline int pfm_perf_busy_errno(void)
 	return pfm_pmu_shared() ? EOPNOTSUPP : EBUSY;
 }
 
+/*
+ * The counters of the calling CPU by CPUID leaf 0x23 sub-leaf 1, where it
+ * enumerates them (CPUID.(7,1).EAX[8], then leaf 0x23 sub-leaf 0 EAX[1]):
+ * bit i of *gp is general-purpose counter i, bit j of *fixed fixed counter
+ * j. Returns 0, or -1 where the CPU has no such enumeration.
+ */
+static inline int pfm_cpuid_counters(unsigned int *gp, unsigned int *fixed)
+{
+	unsigned int a, b, c, d;
+
+	if (__get_cpuid_max(0, NULL) < 0x23)
+		return -1;
+	__cpuid_count(7, 1, a, b, c, d);
+	if (!(a >> 8 & 1))
+		return -1;
+	__cpuid_count(0x23, 0, a, b, c, d);
+	if (!(a >> 1 & 1))
+		return -1;
+	__cpuid_count(0x23, 1, a, b, c, d);
+	*gp = a;
+	*fixed = b;
+	return 0;
+}
+
 /* The name of an errno the tests expect, for their messages. */
 static inline const char *pfm_errname(int err)
 {

@@ -1043,22 +1043,14 @@ TEST_F_TIMEOUT(share, idle_keeps_the_pmu, 300)
  */
 static int intel_gp_counters(void)
 {
-	unsigned int a, b, c, d, n;
+	unsigned int a, b, c, d, n, gp, fixed;
 
 	if (!__get_cpuid(0, &a, &b, &c, &d) || a < 0xa || b != 0x756e6547)
 		return 0;
 	__cpuid_count(0xa, 0, a, b, c, d);
 	n = a >> 8 & 0xff;
-	if (__get_cpuid_max(0, NULL) >= 0x23) {
-		__cpuid_count(7, 1, a, b, c, d);
-		if (a >> 8 & 1) {
-			__cpuid_count(0x23, 0, a, b, c, d);
-			if (a >> 1 & 1) {
-				__cpuid_count(0x23, 1, a, b, c, d);
-				n = a ? 32 - __builtin_clz(a) : 0;
-			}
-		}
-	}
+	if (!pfm_cpuid_counters(&gp, &fixed))
+		n = gp ? 32 - __builtin_clz(gp) : 0;
 	return n > UC_MAX ? UC_MAX : n;
 }
 
