@@ -12,6 +12,10 @@
 #    Signed-off-by, is at most 40 KB, and passes checkpatch.pl --strict
 #    with no error and no warning (checks are reported).
 #
+# What passed once on the same inputs is not run again: a patch's commit
+# on the same parent, git am and quilt on the same series, checkpatch on
+# the same patch (under $CACHE/check and $CACHE/checkpatch).
+#
 # Each check appends "PASS|FAIL|SKIP name" to RESULTS. On success the
 # commits of the applied series are recorded in $CACHE/check/commits (one
 # "commit tree patch" line per patch) for check-build.sh.
@@ -40,9 +44,14 @@ commits=$CACHE/check/commits
 rm -f "$commits"
 
 # 1. Apply patch by patch into a private index: no work tree is touched,
-#    and git apply never applies with fuzz.
+#    and git apply never applies with fuzz. A patch applied once to the
+#    same commit gives the same commit again (fixed names and dates): its
+#    commit is taken from $applied_cache ("parent patch-hash commit tree"
+#    lines), so that an unchanged prefix of the series costs nothing (git
+#    apply reads and writes the kernel's whole index, a second a patch).
 export GIT_INDEX_FILE=$tmp/index
-git -C "$BASE_REPO" read-tree "$BASE_TAG"
+applied_cache=$CACHE/check/applied
+index_at=
 prev=$(git -C "$BASE_REPO" rev-parse "$BASE_TAG^{commit}")
 applied=yes
 : >"$tmp/commits"
@@ -52,6 +61,17 @@ for p in "${patches[@]}"; do
 		result SKIP "apply $name" "an earlier patch did not apply"
 		continue
 	fi
+	key="$prev $(sha256sum <"$p" | cut -c1-64)"
+	hit_commit= hit_tree=
+	read -r hit_commit hit_tree < <(grep -m1 "^$key " "$applied_cache" 2>/dev/null | cut -d' ' -f3-4)
+	if [ -n "${hit_tree:-}" ] && git -C "$BASE_REPO" cat-file -e "$hit_commit^{commit}" 2>/dev/null; then
+		echo "applied to $prev before: commit $hit_commit (from $applied_cache)" >"$LOGDIR/apply-$name.log"
+		prev=$hit_commit
+		echo "$prev $hit_tree $name" >>"$tmp/commits"
+		result PASS "apply $name"
+		continue
+	fi
+	[ "$index_at" = "$prev" ] || git -C "$BASE_REPO" read-tree "$prev"
 	if ! git -C "$BASE_REPO" apply --cached --check "$p" >"$LOGDIR/apply-$name.log" 2>&1 ||
 	   ! git -C "$BASE_REPO" apply --cached "$p" >>"$LOGDIR/apply-$name.log" 2>&1; then
 		result FAIL "apply $name" "it does not apply to $ksrc: the series needs rebasing on that release; see $LOGDIR/apply-$name.log"
@@ -61,6 +81,8 @@ for p in "${patches[@]}"; do
 	tree=$(git -C "$BASE_REPO" write-tree)
 	subject=$(sed -n 's/^Subject: \(\[PATCH[^]]*\] \)\{0,1\}//p' "$p" | head -n1)
 	prev=$(git -C "$BASE_REPO" commit-tree "$tree" -p "$prev" -m "$subject")
+	index_at=$prev
+	echo "$key $prev $tree" >>"$applied_cache"
 	echo "$prev $tree $name" >>"$tmp/commits"
 	result PASS "apply $name"
 done
@@ -85,12 +107,21 @@ if [ "$applied" = yes ]; then
 		done
 		return $bad
 	}
+	# a series that applied so once applies so again: the logs are kept
+	# under the hash of the base commit, the series file and the patches
+	kept=$CACHE/check/applies-$( { git -C "$BASE_REPO" rev-parse "$BASE_TAG^{commit}"
+		cat "$TOP/series" "${patches[@]}"; } | sha256sum | cut -c1-24)
 	for tool in "git am" quilt; do
+		log=$LOGDIR/${tool// /-}.log
+		if [ -f "$kept.${tool// /-}" ] && [ "${CHECK_NO_CACHE:-0}" != 1 ]; then
+			cp "$kept.${tool// /-}" "$log"
+			result PASS "series applies with $tool"
+			continue
+		fi
 		dir=$tmp/${tool// /-}
 		mkdir -p "$dir"
 		[ ${#existing[@]} -gt 0 ] &&
 			git -C "$BASE_REPO" archive "$BASE_TAG" -- "${existing[@]}" | tar -C "$dir" -xf -
-		log=$LOGDIR/${tool// /-}.log
 		if [ "$tool" = quilt ]; then
 			(cd "$dir" && QUILT_PATCHES=$TOP quilt push -a --fuzz=0) >"$log" 2>&1
 		else
@@ -101,6 +132,7 @@ if [ "$applied" = yes ]; then
 		if [ $rc = 0 ] && grep -qi 'fuzz' "$log"; then rc=1; fi
 		if [ $rc = 0 ] && compare_to_final "$dir" >>"$log" 2>&1; then
 			result PASS "series applies with $tool"
+			cp "$log" "$kept.${tool// /-}"
 		else
 			result FAIL "series applies with $tool" "see $log"
 		fi
