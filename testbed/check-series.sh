@@ -3,6 +3,8 @@
 #
 # check-series.sh RESULTS: the static checks of the series.
 #
+#  - setup.sh finds the machine's Debian archive in apt's one-line and
+#    deb822 sources (test-sources.sh);
 #  - every patch applies in order to the pristine tree, with no fuzz;
 #  - the series applies with git am and with quilt, to the same result;
 #  - the tree view in this repository equals the files the series creates;
@@ -25,6 +27,12 @@ set -uo pipefail
 RESULTS=$1
 LOGDIR=$(dirname "$RESULTS")
 result() { echo "$1 $2" >>"$RESULTS"; [ "$1" = PASS ] || msg "  $1 $2${3:+: $3}"; }
+
+# 0. The test bed's own setup: the archive setup.sh adds the kernel
+#    source's suite from is found in either form of apt's sources.
+while read -r st name; do
+	result "$st" "$name"
+done < <("$TESTBED/test-sources.sh")
 
 ensure_base_repo
 git -C "$BASE_REPO" config gc.auto 0

@@ -116,19 +116,69 @@ ensure_kernel_source() {
 	fi
 }
 
+# debian_archive_uri [APT_DIR]: the URI of the Debian archive that the
+# machine's own apt sources name (not the security archive), from
+# APT_DIR (default /etc/apt): sources.list and sources.list.d/*.list in
+# the one-line form, sources.list.d/*.sources in the deb822 form (what
+# current Debian images ship, often with no sources.list at all).
+# Options in brackets, stanzas with "Enabled: no" and files apt does not
+# read (*.disabled, *.save) are skipped. Prints nothing if no entry
+# names such an archive; always returns 0.
+debian_archive_uri() {
+	local dir=${1:-/etc/apt}
+	local files=() f
+
+	[ -f "$dir/sources.list" ] && files+=("$dir/sources.list")
+	for f in "$dir"/sources.list.d/*.list "$dir"/sources.list.d/*.sources; do
+		[ -f "$f" ] && files+=("$f")
+	done
+	[ ${#files[@]} -gt 0 ] || return 0
+	awk '
+	function want(uri, suite) {
+		return uri ~ /^https?:\/\/[^ ]+\/debian\/?$/ && suite !~ /security/
+	}
+	function stanza(   i, n, u, s) {
+		if (types ~ /(^| )deb( |$)/ && tolower(enabled) != "no") {
+			n = split(uris, u, " ")
+			split(suites, s, " ")
+			for (i = 1; i <= n; i++)
+				if (want(u[i], s[1])) { print u[i]; found = 1; exit }
+		}
+		types = uris = suites = enabled = ""
+	}
+	FNR == 1 { if (deb822) stanza(); deb822 = FILENAME ~ /\.sources$/ }
+	deb822 && /^[[:space:]]*$/ { stanza(); next }
+	deb822 && /^[[:space:]]*#/ { next }
+	deb822 {
+		key = tolower($1); sub(/^[^:]*:[[:space:]]*/, "")
+		if (key == "types:") types = $0
+		else if (key == "uris:") uris = $0
+		else if (key == "suites:") suites = $0
+		else if (key == "enabled:") enabled = $0
+		next
+	}
+	$1 == "deb" {
+		i = 2
+		if ($i ~ /^\[/) while ($i !~ /\]$/ && i < NF) i++
+		if ($i ~ /^\[/ || $i ~ /\]$/) i++
+		if (want($i, $(i + 1))) { print $i; found = 1; exit }
+	}
+	END { if (deb822 && !found) stanza() }
+	' "${files[@]}" | head -n 1
+	return 0
+}
+
 # add_ksrc_suite: make the suite that has $KSRC_PKG known to apt, pinned
 # so that apt takes that one package from it and nothing else (an upgrade
 # of the machine keeps to bookworm). The archive is the one the machine's
-# bookworm entry names.
+# apt sources name (debian_archive_uri), deb.debian.org if none does.
 add_ksrc_suite() {
 	local list=/etc/apt/sources.list.d/perfmon-lite-$KSRC_SUITE.sources
 	local pin=/etc/apt/preferences.d/perfmon-lite-$KSRC_SUITE
 	local uri
 
 	[ -e "$list" ] && [ -e "$pin" ] && return 0
-	uri=$(grep -rhoE '^(URIs:[[:space:]]*|deb[[:space:]]+)https?://[^[:space:]]+/debian/?' \
-		/etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null |
-		grep -v security | head -n 1 | grep -oE 'https?://.*')
+	uri=$(debian_archive_uri)
 	uri=${uri:-http://deb.debian.org/debian}
 	msg "adding $KSRC_SUITE ($uri) for $KSRC_PKG only"
 	cat >"$list" <<-EOF
