@@ -67,7 +67,9 @@
 # Its CPU has 12 general-purpose counters (QEMU's pmu-gp=12:
 # architectural perfmon 6, its MSRs at 0x1900, perf drives all 12 through
 # them) and leaf 0x23: perfmon's table has 8, and share_test's
-# undescribed_counters_read_zero finds nothing of perf's in the other 4. Anything that
+# undescribed_counters_read_zero finds nothing of perf's in the other 4;
+# beside_test ("beside" fixture) keeps perf busy on the CPU of contexts
+# on those 12 counters. Anything that
 # walks the possible CPUs where it means the online ones (queues work
 # there, waits for it) hangs or reports a hard lockup of an offline CPU
 # here. It has a timeout of its own (HOTPLUG_TIMEOUT), shorter than
@@ -87,7 +89,8 @@
 # PerfMonV2 (QEMU's perfmon-v2=on, family 19h model 11h like Zen 4),
 # the only boot where perfmon (PFM_X86_AMD_GLOBAL) and perf
 # (amd_pmu_v2_handle_irq) use PerfCntrGlobalCtl/Status: the PMU-dependent
-# programs plus attach_test (perf's take and give-back, with a status
+# programs plus beside_test (perf busy on a monitored CPU: perf's enable
+# writes that global control), attach_test (perf's take and give-back, with a status
 # bit perfmon might leave behind for perf's v2 handler) and
 # lifecycle_test (load races and the NMI on the global status); not
 # calls_test, whose errnos do not depend on the global control, nor the
@@ -154,7 +157,7 @@ INITRD_KEXEC=$CACHE/build/initramfs-kexec.cpio.gz
 STAGE_KEXEC=$CACHE/build/initramfs-kexec
 INITRD_LOCKUP=$CACHE/build/initramfs-lockup.cpio.gz
 STAGE_LOCKUP=$CACHE/build/initramfs-lockup
-GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test,perfmon:share_test hybrid:Skylake-Client,pmu=on,model=151,hybrid-atoms=0x2:perfmon fam10h:Opteron_G3,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test,perfmon:share_test fam17h:EPYC,pmu=on:perfmon,perfmon32:abi_test,perfmon32:calls_test,perfmon32:count_test,perfmon32:sysfs_test fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17:perfmon:abi_test,perfmon:count_test,perfmon:inherit_test,perfmon:attach_test,perfmon:lifecycle_test,perfmon:libpfm_examples_test,perfmon:sysfs_test,perfmon:share_test kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on lockup-fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17 hotplug:Skylake-Client,pmu=on,pmu-gp=12,pmu-ext=on:perfmon:attach_test,perfmon:share_test late:Skylake-Client,pmu=on,model=151,hybrid-atoms=0x2,pmu-ext=on:perfmon:count_test,perfmon:share_test kasan:Skylake-Client,pmu=on:perfmon:inherit_test,perfmon:lifecycle_test}
+GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon:abi_test,perfmon:beside_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test,perfmon:share_test hybrid:Skylake-Client,pmu=on,model=151,hybrid-atoms=0x2:perfmon fam10h:Opteron_G3,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test,perfmon:share_test fam17h:EPYC,pmu=on:perfmon,perfmon32:abi_test,perfmon32:calls_test,perfmon32:count_test,perfmon32:sysfs_test fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17:perfmon:abi_test,perfmon:beside_test,perfmon:count_test,perfmon:inherit_test,perfmon:attach_test,perfmon:lifecycle_test,perfmon:libpfm_examples_test,perfmon:sysfs_test,perfmon:share_test kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on lockup-fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17 hotplug:Skylake-Client,pmu=on,pmu-gp=12,pmu-ext=on:perfmon:attach_test,perfmon:beside_test,perfmon:share_test late:Skylake-Client,pmu=on,model=151,hybrid-atoms=0x2,pmu-ext=on:perfmon:count_test,perfmon:share_test kasan:Skylake-Client,pmu=on:perfmon:inherit_test,perfmon:lifecycle_test}
 WATCHDOG_BOOTS=${WATCHDOG_BOOTS:-hybrid}
 LOCKUP_MODES=${LOCKUP_MODES-lockup-core2:loop lockup-fam10h:released lockup-fam19h:released}
 # The selftests' environment (passed on the kernel command line to /init):
@@ -165,7 +168,7 @@ LOCKUP_MODES=${LOCKUP_MODES-lockup-core2:loop lockup-fam10h:released lockup-fam1
 GUEST_SETTINGS=${GUEST_SETTINGS-}
 KASAN_SETTINGS=${KASAN_SETTINGS-PFM_FOLLOW_RACE_ROUNDS=300}
 HOTPLUG_SMP=${HOTPLUG_SMP:-4}
-HOTPLUG_APPEND=${HOTPLUG_APPEND-maxcpus=2 nmi_watchdog=1 testbed.ksft_args=-f,wd,-t,undescribed_counters_read_zero}
+HOTPLUG_APPEND=${HOTPLUG_APPEND-maxcpus=2 nmi_watchdog=1 testbed.ksft_args=-f,wd,-f,beside,-t,undescribed_counters_read_zero}
 HOTPLUG_TIMEOUT=${HOTPLUG_TIMEOUT:-600}
 LATE_APPEND=${LATE_APPEND-maxcpus=1 testbed.ksft_args=-f,hybrid,-t,undescribed_counters_read_zero}
 

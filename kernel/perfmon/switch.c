@@ -440,7 +440,6 @@ static void pfm_load(struct pfm_context *ctx)
 {
 	struct pfm_cpu *pc = this_cpu_ptr(&pfm_cpu);
 	int cpu = smp_processor_id();
-	unsigned int readers;
 	unsigned long i;
 	u64 pmds;
 	u64 gen;
@@ -484,10 +483,12 @@ static void pfm_load(struct pfm_context *ctx)
 		pfm_write_hw_pmd(ctx, i);
 	ctx->dirty_pmds = 0;
 
-	readers = static_call(pfm_rdpmc_users)();
-	if (readers == PFM_RDPMC_ALWAYS ||
-	    (readers == PFM_RDPMC_SELF && ctx->is_self)) {
-		/* its thread may read every counter: none but its own count */
+	/*
+	 * Its thread may read every counter, by perfmon's right or by
+	 * perf's (its mm maps a perf event), whoever loaded the context:
+	 * none but its own count.
+	 */
+	if (static_call(pfm_rdpmc_users)() != PFM_RDPMC_NEVER) {
 		pfm_clear_hw_pmds((pc->dirty | pc->foreign) & ~ctx->used_pmds);
 		pc->dirty &= ctx->used_pmds;
 		pc->foreign = 0;

@@ -338,15 +338,17 @@ static int pfm_x86_reserve(void)
 }
 
 /*
- * Take this CPU's counters from perf's events, as KVM's mediated vPMU does
- * for a guest (perf schedules out every event that excludes guests, none
- * other can exist), keeping the overflow interrupt an NMI: perfmon's
- * handler owns it from before perf's passes it on, so that no PMI is left
- * unclaimed in between. What perf left enabled is stopped.
+ * Take this CPU's counters from perf's events through its mediated PMU,
+ * as a host user: perf schedules out every event that excludes guests
+ * (none other can exist), which stay enabled but not running until the
+ * give-back, and leaves the PMU to perfmon whatever it schedules
+ * meanwhile. The overflow interrupt stays an NMI: perfmon's handler owns
+ * it from before perf's passes it on, so that no PMI is left unclaimed in
+ * between. What perf left enabled is stopped.
  */
 static void pfm_x86_take_cpu(void)
 {
-	perf_load_guest_context();
+	perf_load_host_context();
 	this_cpu_write(pfm_x86_taken, true);
 	barrier();
 	perf_load_mediated_nmi();
@@ -369,7 +371,7 @@ static void pfm_x86_give_back_cpu(void)
 	perf_put_mediated_nmi();
 	barrier();
 	this_cpu_write(pfm_x86_taken, false);
-	perf_put_guest_context();
+	perf_put_host_context();
 	if (cr4_read_shadow() & X86_CR4_PCE)
 		perf_clear_dirty_counters();
 	if (unlikely(this_cpu_read(pfm_x86_perf_pmi_left))) {

@@ -1719,16 +1719,45 @@ TEST_F_TIMEOUT(wd, buddy_stays_until_the_administrator_says, 180)
 	}
 }
 
+/* A reader of the kernel log's records from now on, or -1. */
+static int wd_log_open(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+
+	if (fd >= 0 && lseek(fd, 0, SEEK_END) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The records of @fd since its last read that contain @s. */
+static int wd_log_count(int fd, const char *s)
+{
+	char rec[2048];
+	int found = 0;
+	ssize_t n;
+
+	for (;;) {
+		n = read(fd, rec, sizeof(rec) - 1);
+		if (n < 0 && errno == EPIPE)
+			continue;
+		if (n <= 0)
+			return found;
+		rec[n] = '\0';
+		found += strstr(rec, s) != NULL;
+	}
+}
+
 /*
  * A perf event of a user that counts guests holds the PMU: the load fails
- * with EBUSY and leaves the perf detector running (the switch to the buddy
- * detector that its claim made is undone), and succeeds once the event is
- * gone.
+ * with EBUSY and leaves the perf detector running, never moved (the
+ * watchdog logs nothing), and succeeds once the event is gone.
  */
 TEST_F_TIMEOUT(wd, perf_user_keeps_the_pmu, 180)
 {
 	struct perf_event_attr attr;
-	int pfd;
+	int pfd, log;
 
 	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
 	attr.exclude_kernel = 1;
@@ -1736,8 +1765,13 @@ TEST_F_TIMEOUT(wd, perf_user_keeps_the_pmu, 180)
 	ASSERT_LE(0, pfd) TH_LOG("perf_event_open: %s", strerror(errno));
 	self->fd = pfm_create(0);
 	ASSERT_LE(0, self->fd);
+	log = wd_log_open();
+	ASSERT_LE(0, log) TH_LOG("/dev/kmsg: %s", strerror(errno));
 	expect_err(_metadata, pfm_load(self->fd, pfm_gettid()), EBUSY,
 		   "pfm_load_context");
+	EXPECT_EQ(0, wd_log_count(log, "PMU claim"))
+		TH_LOG("the failed load moved the hard lockup detector");
+	close(log);
 	EXPECT_LE(2, wd_spin_nmis(3 * self->period));
 	EXPECT_TRUE(wd_detector_is("perf"));
 	close(pfd);

@@ -1,0 +1,532 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perfmon's promises and perf's invariants, with perf busy on the same CPU.
+ *
+ * A helper process on another CPU keeps perf at work on the CPU where the
+ * contexts count (C): CPU-wide events installed and removed (each an IPI
+ * to C that disables and enables perf's PMU there), more events than
+ * counters (perf's rotation on C), a sampling event (its PMIs). Meanwhile:
+ *
+ *  - a stopped context counts nothing, however its thread blocks and wakes;
+ *  - a started one counts exactly its thread's loops;
+ *  - RDPMC of a counter its context does not use reads 0, while another
+ *    monitored process uses that counter on C;
+ *  - perf's times of an event on a monitored thread never go back, running
+ *    never exceeds enabled, and the time perfmon held the counters is
+ *    enabled but not running, as under perf's own multiplexing.
+ *
+ * On a PMU that perf cannot share (Core 2, AMD without PerfMonV2) perf has
+ * no hardware event beside a context: the tests skip.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "../kselftest_harness.h"
+#include "pfm_util.h"
+
+#define READ_ONCE_INT(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE_INT(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+#define BLOCKS		200	/* usleep(BLOCK_US) and a loop, each */
+#define BLOCK_US	500
+#define LOOP		20000UL	/* 100,000 user instructions */
+#define CHURN_EVENTS	12	/* more than any PMU has counters: rotation */
+#define SAMPLE_PERIOD	20000
+
+/* What the test and its churning helper tell each other. */
+struct shm {
+	int ready;	/* the helper churns: 1, or -1 on a failure */
+	int done;	/* the test is done: the helper ends */
+	int err;
+	long rounds;	/* installs and removals done */
+	int reads, bad;	/* traced_thread_reads_no_other_context */
+	__u64 first;
+};
+
+FIXTURE(beside) {
+	struct pfm_pmu pmu;
+	struct shm *shm;
+	pid_t churn, child;
+	int fd, fd2, pfd;
+	int cpu;	/* C, where contexts count */
+	int other;	/* where the helper runs; C if there is one CPU */
+};
+
+/*
+ * A perf host event (exclude_guest = 1, as the perf tool opens them) at
+ * user level. A pinned one is never left out by perf's rotation of the
+ * helper's events: only perfmon keeps it from running.
+ */
+static int host_open(__u64 config, pid_t pid, int cpu, int pinned,
+		     __u64 period)
+{
+	struct perf_event_attr attr;
+
+	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, config);
+	attr.exclude_guest = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.pinned = pinned;
+	attr.sample_period = period;
+	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+			   PERF_FORMAT_TOTAL_TIME_RUNNING;
+	return pfm_perf_open(&attr, pid, cpu, -1);
+}
+
+/*
+ * The helper, on @other: forever, one event installed on @cpu and removed
+ * at once; every eighth round CHURN_EVENTS of them and a sampling event
+ * for a millisecond, which perf rotates and samples.
+ */
+static void churn_main(struct shm *s, int other, int cpu)
+{
+	static const __u64 cfg[] = {
+		PERF_COUNT_HW_INSTRUCTIONS, PERF_COUNT_HW_CPU_CYCLES,
+		PERF_COUNT_HW_BRANCH_INSTRUCTIONS,
+	};
+	int fds[CHURN_EVENTS + 1], i, n, fd;
+
+	if (pfm_pin(0, other))
+		goto fail;
+	fd = host_open(cfg[0], -1, cpu, 0, 0);
+	if (fd < 0)
+		goto fail;
+	close(fd);
+	WRITE_ONCE_INT(s->ready, 1);
+	while (!READ_ONCE_INT(s->done)) {
+		fd = host_open(cfg[s->rounds % 3], -1, cpu, 0, 0);
+		if (fd >= 0)
+			close(fd);
+		if (s->rounds++ % 8)
+			continue;
+		for (n = 0; n < CHURN_EVENTS; n++)
+			fds[n] = host_open(cfg[n % 3], -1, cpu, 0, 0);
+		fds[n] = host_open(PERF_COUNT_HW_CPU_CYCLES, -1, cpu, 0,
+				   SAMPLE_PERIOD);
+		usleep(1000);
+		for (i = 0; i <= n; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+	}
+	_exit(0);
+fail:
+	s->err = errno;
+	WRITE_ONCE_INT(s->ready, -1);
+	_exit(1);
+}
+
+/*
+ * C is a CPU where perf's task events count (on a hybrid processor, one
+ * of cpu_core: pfm_perf_keep_on_core()), the helper's CPU another one if
+ * there is one.
+ */
+static void pick_cpus(int *cpu, int *other)
+{
+	cpu_set_t all, core;
+	int i;
+
+	sched_getaffinity(0, sizeof(all), &all);
+	pfm_perf_keep_on_core(0);
+	sched_getaffinity(0, sizeof(core), &core);
+	sched_setaffinity(0, sizeof(all), &all);
+	*cpu = *other = -1;
+	for (i = 0; i < CPU_SETSIZE; i++) {
+		if (CPU_ISSET(i, &core))
+			*cpu = i;
+	}
+	for (i = 0; i < CPU_SETSIZE; i++) {
+		if (CPU_ISSET(i, &all) && (i != *cpu || *other < 0))
+			*other = i;
+	}
+}
+
+FIXTURE_SETUP(beside)
+{
+	struct shm *s;
+	int fd;
+
+	self->shm = MAP_FAILED;
+	self->churn = -1;
+	self->child = -1;
+	self->fd = -1;
+	self->fd2 = -1;
+	self->pfd = -1;
+	if (pfm_require_pmu(_metadata, &self->pmu))
+		return;
+	if (!pfm_pmu_shared())
+		SKIP(return, "perf cannot share this PMU: no perf event beside a context");
+	pick_cpus(&self->cpu, &self->other);
+	fd = host_open(PERF_COUNT_HW_INSTRUCTIONS, -1, self->cpu, 0, 0);
+	if (fd < 0 && (errno == ENOENT || errno == ENODEV || errno == EACCES))
+		SKIP(return, "no CPU-wide hardware event: %s", strerror(errno));
+	ASSERT_LE(0, fd) TH_LOG("CPU-wide event: %s", pfm_errname(errno));
+	close(fd);
+
+	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, s);
+	memset(s, 0, sizeof(*s));
+	self->shm = s;
+	self->churn = fork();
+	ASSERT_LE(0, self->churn);
+	if (!self->churn)
+		churn_main(s, self->other, self->cpu);
+	while (!READ_ONCE_INT(s->ready))
+		sched_yield();
+	ASSERT_EQ(1, READ_ONCE_INT(s->ready))
+		TH_LOG("helper: %s", pfm_errname(s->err));
+
+	ASSERT_EQ(0, pfm_pin(0, self->cpu));
+	self->fd = pfm_create(0);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+}
+
+FIXTURE_TEARDOWN(beside)
+{
+	if (self->shm != MAP_FAILED) {
+		WRITE_ONCE_INT(self->shm->done, 1);
+		if (self->churn > 0)
+			waitpid(self->churn, NULL, 0);
+		ksft_print_msg("perf's events installed and removed on CPU %d: %ld rounds\n",
+			       self->cpu, self->shm->rounds);
+		munmap(self->shm, sizeof(*self->shm));
+	}
+	pfm_kill(self->child);
+	if (self->pfd >= 0)
+		close(self->pfd);
+	if (self->fd >= 0)
+		close(self->fd);
+	if (self->fd2 >= 0)
+		close(self->fd2);
+}
+
+/* BLOCKS x (usleep(BLOCK_US), pfm_loop(n)) */
+static void block_rounds(unsigned long n)
+{
+	int i;
+
+	for (i = 0; i < BLOCKS; i++) {
+		usleep(BLOCK_US);
+		pfm_loop(n);
+	}
+}
+
+/*
+ * A stopped context counts nothing of its thread, which blocks and wakes
+ * under a perf event of its own (what `perf stat -- cmd` opens), disabled
+ * and enabled again at each round (perf stat's --control does that),
+ * while perf installs and removes events on its CPU.
+ */
+TEST_F_TIMEOUT(beside, stopped_context_counts_nothing, 120)
+{
+	__u64 stop[2], after[2];
+	int i;
+
+	self->pfd = host_open(PERF_COUNT_HW_INSTRUCTIONS, 0, -1, 1, 0);
+	ASSERT_LE(0, self->pfd) TH_LOG("perf task event: %s", pfm_errname(errno));
+	ASSERT_EQ(0, pfm_pin(0, self->cpu));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	pfm_loop(LOOP);
+	ASSERT_EQ(0, pfm_stop(self->fd));
+	ASSERT_EQ(0, pfm_read2(self->fd, &stop[0], &stop[1]));
+	for (i = 0; i < BLOCKS; i++) {
+		usleep(BLOCK_US);
+		ASSERT_EQ(0, ioctl(self->pfd, PERF_EVENT_IOC_DISABLE, 0));
+		ASSERT_EQ(0, ioctl(self->pfd, PERF_EVENT_IOC_ENABLE, 0));
+		pfm_loop(LOOP);
+	}
+	ASSERT_EQ(0, pfm_read2(self->fd, &after[0], &after[1]));
+	EXPECT_COUNT(0, after[0] - stop[0], "instructions while stopped");
+	EXPECT_COUNT(0, after[1] - stop[1], "branches while stopped");
+	EXPECT_LE(LOOP * PFM_LOOP_INSN, stop[0]);
+}
+
+/*
+ * A started context counts its thread's loops exactly while it blocks,
+ * wakes and perf churns: the rounds of 2n less the rounds of n.
+ */
+TEST_F_TIMEOUT(beside, started_context_exact, 120)
+{
+	const unsigned long ns[2] = { LOOP, 2 * LOOP };
+	__u64 v[2][2];
+	struct pfarg_pmd pmds[2];
+	int k;
+
+	self->pfd = host_open(PERF_COUNT_HW_INSTRUCTIONS, 0, -1, 1, 0);
+	ASSERT_LE(0, self->pfd);
+	ASSERT_EQ(0, pfm_pin(0, self->cpu));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	for (k = 0; k < 2; k++) {
+		pfm_pmd_set(&pmds[0], 0, 0);
+		pfm_pmd_set(&pmds[1], 1, 0);
+		ASSERT_EQ(0, pfm_write_pmds(self->fd, pmds, 2));
+		ASSERT_EQ(0, pfm_start(self->fd, NULL));
+		block_rounds(ns[k]);
+		ASSERT_EQ(0, pfm_stop(self->fd));
+		ASSERT_EQ(0, pfm_read2(self->fd, &v[k][0], &v[k][1]));
+	}
+	EXPECT_COUNT((__u64)BLOCKS * LOOP * PFM_LOOP_INSN, v[1][0] - v[0][0],
+		     "instructions, rounds of 2n less rounds of n");
+	EXPECT_COUNT((__u64)BLOCKS * LOOP * PFM_LOOP_BRANCH, v[1][1] - v[0][1],
+		     "branches, rounds of 2n less rounds of n");
+}
+
+/* The other monitored process: counts on PMC0/PMC1 until killed. */
+static void spin_body(unsigned long n)
+{
+	for (;;) {
+		pfm_loop(n);
+		sched_yield();
+	}
+}
+
+/*
+ * RDPMC of the general-purpose counters 0 and 1, which the caller's
+ * context does not use (it counts on counter 2), read 0 while another
+ * monitored process counts with them on the same CPU and perf churns.
+ */
+TEST_F_TIMEOUT(beside, unused_counters_read_zero, 120)
+{
+	struct pfarg_pmc pmc;
+	int i, reads = 0, bad = 0;
+	__u64 v, first = 0;
+	char knob[16];
+
+	if (self->pmu.nr_gp < 3)
+		SKIP(return, "fewer than 3 general-purpose counters");
+	if (pfm_file_read(pfm_rdpmc_knob_path(), knob, sizeof(knob)) > 0 &&
+	    knob[0] == '0')
+		SKIP(return, "perf's rdpmc is 0: no RDPMC");
+	self->child = pfm_fork_stopped(spin_body, LOOP / 10);
+	ASSERT_LT(0, self->child);
+	ASSERT_EQ(0, pfm_pin(self->child, self->cpu));
+	self->fd2 = pfm_create(0);
+	ASSERT_LE(0, self->fd2);
+	ASSERT_EQ(0, pfm_program(self->fd2, &self->pmu, PFM_EVT_USR));
+	ASSERT_EQ(0, pfm_load(self->fd2, self->child));
+	ASSERT_EQ(0, pfm_start(self->fd2, NULL));
+	ASSERT_EQ(0, ptrace(PTRACE_CONT, self->child, NULL, NULL));
+
+	close(self->fd);
+	self->fd = pfm_create(0);
+	ASSERT_LE(0, self->fd);
+	pfm_pmc_set(&pmc, 2, pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR));
+	ASSERT_EQ(0, pfm_write_pmcs(self->fd, &pmc, 1));
+	ASSERT_EQ(0, pfm_write_pmd(self->fd, 2, 0));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	ASSERT_EQ(0, pfm_rdpmc_safe(2, &v)) TH_LOG("RDPMC faulted");
+	for (i = 0; i < 4000; i++) {
+		unsigned int c = i & 1;
+
+		if (!(i & 7)) {
+			sched_yield();
+			usleep(50);
+		}
+		v = pfm_rdpmc(c);
+		reads++;
+		if (v && !bad++)
+			first = v;
+	}
+	ASSERT_EQ(0, pfm_stop(self->fd));
+	ksft_print_msg("RDPMC of counters 0 and 1: %d non-zero of %d reads (first %#llx)\n",
+		       bad, reads, (unsigned long long)first);
+	EXPECT_EQ(0, bad);
+}
+
+/* A clock's time in nanoseconds. */
+static __u64 cpu_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * The traced child of traced_thread_reads_no_other_context: perf lets its
+ * mm read counters (a perf event of its own, mapped), and it reads
+ * counters 0 and 1 until it has made @n reads.
+ */
+static void rdpmc_child(struct shm *s, unsigned long n)
+{
+	struct perf_event_attr attr;
+	unsigned long i;
+	void *page;
+	__u64 v;
+	int pfd;
+
+	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	attr.exclude_kernel = 1;
+	attr.exclude_guest = 1;
+	pfd = pfm_perf_open(&attr, 0, -1, -1);
+	page = pfd < 0 ? MAP_FAILED :
+		mmap(NULL, getpagesize(), PROT_READ, MAP_SHARED, pfd, 0);
+	if (page == MAP_FAILED || ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+		_exit(2);
+	raise(SIGSTOP);
+	for (i = 0; i < n; i++) {
+		if (!(i & 7)) {
+			sched_yield();
+			usleep(50);
+		}
+		if (pfm_rdpmc_safe(i & 1, &v))
+			_exit(3);
+		s->reads++;
+		if (v && !s->bad++)
+			s->first = v;
+	}
+	_exit(0);
+}
+
+/*
+ * A thread whose context its tracer loaded cannot read counters through
+ * perfmon, but can through perf when its mm maps a perf event: counters 0
+ * and 1, which another monitored process uses on the same CPU and its
+ * own context does not, still read 0.
+ */
+TEST_F_TIMEOUT(beside, traced_thread_reads_no_other_context, 120)
+{
+	struct shm *s = self->shm;
+	struct pfarg_pmc pmc;
+	pid_t pid;
+	char knob[16];
+
+	if (self->pmu.nr_gp < 3)
+		SKIP(return, "fewer than 3 general-purpose counters");
+	if (pfm_file_read(pfm_rdpmc_knob_path(), knob, sizeof(knob)) > 0 &&
+	    knob[0] != '1')
+		SKIP(return, "perf's rdpmc is not 1");
+	self->child = pfm_fork_stopped(spin_body, LOOP / 10);
+	ASSERT_LT(0, self->child);
+	ASSERT_EQ(0, pfm_pin(self->child, self->cpu));
+	self->fd2 = pfm_create(0);
+	ASSERT_LE(0, self->fd2);
+	ASSERT_EQ(0, pfm_program(self->fd2, &self->pmu, PFM_EVT_USR));
+	ASSERT_EQ(0, pfm_load(self->fd2, self->child));
+	ASSERT_EQ(0, pfm_start(self->fd2, NULL));
+	ASSERT_EQ(0, ptrace(PTRACE_CONT, self->child, NULL, NULL));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		rdpmc_child(s, 4000);
+	ASSERT_EQ(pid, pfm_wait_stop(pid, SIGSTOP));
+	ASSERT_EQ(0, pfm_pin(pid, self->cpu));
+	close(self->fd);
+	self->fd = pfm_create(0);
+	ASSERT_LE(0, self->fd);
+	pfm_pmc_set(&pmc, 2, pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR));
+	ASSERT_EQ(0, pfm_write_pmcs(self->fd, &pmc, 1));
+	ASSERT_EQ(0, pfm_write_pmd(self->fd, 2, 0));
+	ASSERT_EQ(0, pfm_load(self->fd, pid));
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	ASSERT_EQ(0, pfm_cont_wait_exit(pid));
+	ksft_print_msg("RDPMC of counters 0 and 1 in the traced child: %d non-zero of %d reads (first %#llx)\n",
+		       s->bad, s->reads, (unsigned long long)s->first);
+	EXPECT_EQ(4000, s->reads);
+	EXPECT_EQ(0, s->bad);
+}
+
+/* enabled and running of a read with PERF_FORMAT_TOTAL_TIME_*: 0 or -1 */
+static int read_times(int pfd, __u64 *val)
+{
+	return read(pfd, val, 3 * sizeof(__u64)) == 3 * sizeof(__u64) ? 0 : -1;
+}
+
+/*
+ * perf's event on a monitored thread: its times never go back, running
+ * never exceeds enabled, the context's time is enabled but not running,
+ * and after the unload it counts the thread exactly again.
+ */
+TEST_F_TIMEOUT(beside, perf_times_on_monitored_thread, 120)
+{
+	__u64 prev[3] = { 0, 0, 0 }, v[3], held[3], end[3], t0, t1;
+	int i, back = 0, over = 0;
+
+	self->pfd = host_open(PERF_COUNT_HW_INSTRUCTIONS, 0, -1, 1, 0);
+	ASSERT_LE(0, self->pfd);
+	ASSERT_EQ(0, pfm_pin(0, self->cpu));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	t0 = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+	for (i = 0; i < BLOCKS; i++) {
+		usleep(BLOCK_US);
+		pfm_loop(LOOP / 10);
+		ASSERT_EQ(0, read_times(self->pfd, v));
+		if ((v[1] < prev[1] || v[2] < prev[2]) && !back++)
+			TH_LOG("read %d: enabled %llu running %llu after %llu %llu",
+			       i, (unsigned long long)v[1],
+			       (unsigned long long)v[2],
+			       (unsigned long long)prev[1],
+			       (unsigned long long)prev[2]);
+		if (v[2] > v[1] && !over++)
+			TH_LOG("read %d: running %llu > enabled %llu", i,
+			       (unsigned long long)v[2],
+			       (unsigned long long)v[1]);
+		memcpy(prev, v, sizeof(v));
+	}
+	t1 = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+	ASSERT_EQ(0, pfm_unload_context(self->fd));
+	ASSERT_EQ(0, read_times(self->pfd, held));
+	pfm_loop(LOOP);
+	ASSERT_EQ(0, read_times(self->pfd, end));
+	ksft_print_msg("perf under the context: %llu instructions, enabled %llu ns, running %llu ns; the thread ran %llu ns under it\n",
+		       (unsigned long long)held[0], (unsigned long long)held[1],
+		       (unsigned long long)held[2],
+		       (unsigned long long)(t1 - t0));
+	EXPECT_EQ(0, back);
+	EXPECT_EQ(0, over);
+	/* the thread's time under the context: enabled, not running */
+	EXPECT_LE((t1 - t0) / 2, held[1] - held[2]);
+	EXPECT_LE(held[1], end[1]);
+	EXPECT_LE(held[2], end[2]);
+	/* counting again: the loop and the read's few instructions */
+	EXPECT_LE(LOOP * PFM_LOOP_INSN, end[0] - held[0]);
+	EXPECT_GT(LOOP * PFM_LOOP_INSN + 1000, end[0] - held[0]);
+}
+
+/*
+ * A CPU-wide event on C while a monitored child runs there: the child's
+ * time is enabled but not running for it (perf stat's scaling), and its
+ * times never decrease.
+ */
+TEST_F_TIMEOUT(beside, cpu_wide_event_shows_the_context_time, 120)
+{
+	__u64 v[3], pmd, ran;
+	struct rusage ru;
+	int status;
+
+	self->pfd = host_open(PERF_COUNT_HW_INSTRUCTIONS, -1, self->cpu, 1, 0);
+	ASSERT_LE(0, self->pfd);
+	self->child = pfm_fork_stopped(block_rounds, 2 * LOOP);
+	ASSERT_LT(0, self->child);
+	ASSERT_EQ(0, pfm_pin(self->child, self->cpu));
+	ASSERT_EQ(0, pfm_load(self->fd, self->child));
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	ASSERT_EQ(0, ptrace(PTRACE_CONT, self->child, NULL, NULL));
+	ASSERT_EQ(self->child, wait4(self->child, &status, 0, &ru));
+	self->child = -1;
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	ASSERT_EQ(0, read_times(self->pfd, v));
+	ASSERT_EQ(0, pfm_read_pmd(self->fd, 0, &pmd));
+	ran = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+	      (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
+	ksft_print_msg("CPU-wide event on CPU %d: enabled %llu ns, running %llu ns; the child ran %llu ns, counted %llu\n",
+		       self->cpu, (unsigned long long)v[1],
+		       (unsigned long long)v[2], (unsigned long long)ran,
+		       (unsigned long long)pmd);
+	EXPECT_LE(v[2], v[1]);
+	EXPECT_LE((__u64)BLOCKS * 2 * LOOP * PFM_LOOP_INSN, pmd);
+	/* the child's time under the context: enabled, not running */
+	EXPECT_LE(ran / 2, v[1] - v[2]);
+}
+
+TEST_HARNESS_MAIN
