@@ -429,7 +429,7 @@ TEST_F_TIMEOUT(beside, traced_thread_reads_no_other_context, 120)
 	ASSERT_EQ(0, pfm_load(self->fd, pid));
 	ASSERT_EQ(0, pfm_start(self->fd, NULL));
 	ASSERT_EQ(0, pfm_cont_wait_exit(pid));
-	ksft_print_msg("RDPMC of counters 0 and 1 in the traced child: %d non-zero of %d reads (first %#llx)\n",
+	ksft_print_msg("traced child, RDPMC of 0 and 1: %d non-zero of %d reads (first %#llx)\n",
 		       s->bad, s->reads, (unsigned long long)s->first);
 	EXPECT_EQ(4000, s->reads);
 	EXPECT_EQ(0, s->bad);
@@ -478,9 +478,10 @@ TEST_F_TIMEOUT(beside, perf_times_on_monitored_thread, 120)
 	ASSERT_EQ(0, read_times(self->pfd, held));
 	pfm_loop(LOOP);
 	ASSERT_EQ(0, read_times(self->pfd, end));
-	ksft_print_msg("perf under the context: %llu instructions, enabled %llu ns, running %llu ns; the thread ran %llu ns under it\n",
+	ksft_print_msg("perf under the context: %llu instructions, enabled %llu, running %llu ns\n",
 		       (unsigned long long)held[0], (unsigned long long)held[1],
-		       (unsigned long long)held[2],
+		       (unsigned long long)held[2]);
+	ksft_print_msg("the thread ran %llu ns under the context\n",
 		       (unsigned long long)(t1 - t0));
 	EXPECT_EQ(0, back);
 	EXPECT_EQ(0, over);
@@ -519,10 +520,11 @@ TEST_F_TIMEOUT(beside, cpu_wide_event_shows_the_context_time, 120)
 	ASSERT_EQ(0, pfm_read_pmd(self->fd, 0, &pmd));
 	ran = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
 	      (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
-	ksft_print_msg("CPU-wide event on CPU %d: enabled %llu ns, running %llu ns; the child ran %llu ns, counted %llu\n",
+	ksft_print_msg("CPU-wide event on CPU %d: enabled %llu ns, running %llu ns\n",
 		       self->cpu, (unsigned long long)v[1],
-		       (unsigned long long)v[2], (unsigned long long)ran,
-		       (unsigned long long)pmd);
+		       (unsigned long long)v[2]);
+	ksft_print_msg("the child ran %llu ns, counted %llu instructions\n",
+		       (unsigned long long)ran, (unsigned long long)pmd);
 	EXPECT_LE(v[2], v[1]);
 	EXPECT_LE((__u64)BLOCKS * 2 * LOOP * PFM_LOOP_INSN, pmd);
 	/* the child's time under the context: enabled, not running */
