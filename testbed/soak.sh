@@ -11,6 +11,8 @@
 #            with 10,000 rounds of the load race, 60 s of the context
 #            stress, 10,000 create/exit cycles, ten fault-injection sweeps
 #            of a clone and 10,000 rounds of a clone racing an unload;
+#   skylake and fam19h (PerfMonV2): beside_test, 5,000 rounds of each of
+#            its tests with perf busy on the monitored CPU;
 #   kasan    the same programs on the KASAN kernel, every file
 #            instrumented (make check's instruments the series' files
 #            alone): 1,000 rounds of each race, 60 s of stress, 2,000
@@ -30,9 +32,9 @@
 set -uo pipefail
 TESTBED=$(cd "$(dirname "$0")" && pwd)
 
-export GUEST_RUNS=${SOAK_RUNS:-skylake:Skylake-Client,pmu=on:perfmon:lifecycle_test,perfmon:inherit_test fam17h:EPYC,pmu=on:perfmon:lifecycle_test,perfmon:inherit_test lockup-core2:core2duo,pmu=on i386:Skylake-Client,pmu=on kasan:Skylake-Client,pmu=on:perfmon:inherit_test,perfmon:lifecycle_test}
+export GUEST_RUNS=${SOAK_RUNS:-skylake:Skylake-Client,pmu=on:perfmon:lifecycle_test,perfmon:inherit_test,perfmon:beside_test fam17h:EPYC,pmu=on:perfmon:lifecycle_test,perfmon:inherit_test fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17:perfmon:beside_test lockup-core2:core2duo,pmu=on i386:Skylake-Client,pmu=on kasan:Skylake-Client,pmu=on:perfmon:inherit_test,perfmon:lifecycle_test}
 export WATCHDOG_BOOTS=${SOAK_WATCHDOG_BOOTS:-skylake}
-export GUEST_SETTINGS=${SOAK_SETTINGS:-PFM_INHERIT_CYCLES=10000 PFM_INHERIT_SWEEPS=10 PFM_RACE_ROUNDS=10000 PFM_STRESS_SECONDS=60 PFM_FOLLOW_RACE_ROUNDS=10000 testbed.timeout=2400}
+export GUEST_SETTINGS=${SOAK_SETTINGS:-PFM_INHERIT_CYCLES=10000 PFM_INHERIT_SWEEPS=10 PFM_RACE_ROUNDS=10000 PFM_STRESS_SECONDS=60 PFM_FOLLOW_RACE_ROUNDS=10000 PFM_BESIDE_ROUNDS=5000 testbed.timeout=2400}
 export KASAN_SETTINGS=${SOAK_KASAN_SETTINGS:-PFM_INHERIT_CYCLES=2000 PFM_INHERIT_SWEEPS=2 PFM_RACE_ROUNDS=1000 PFM_STRESS_SECONDS=60 PFM_FOLLOW_RACE_ROUNDS=1000 testbed.timeout=2400}
 export LOCKUP_MODES=${SOAK_LOCKUP_MODES:-lockup-core2:loop,120}
 export GUEST_TIMEOUT=${SOAK_TIMEOUT:-3600}

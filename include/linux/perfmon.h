@@ -33,9 +33,10 @@ void __pfm_free_task(struct task_struct *p);
 static inline int pfm_fork(struct task_struct *p, u64 clone_flags)
 {
 	RCU_INIT_POINTER(p->pfm_context, NULL);
-	arch_pfm_ctxsw_disable(p);
+	/* only a creator with a context has the flag, which @p copied */
 	if (likely(!rcu_access_pointer(current->pfm_context)))
 		return 0;
+	arch_pfm_ctxsw_disable(p);
 	return __pfm_fork(p, clone_flags);
 }
 

@@ -13,6 +13,8 @@
  * tasks its thread creates: see the end of this file.
  */
 
+#define pr_fmt(fmt) "perfmon: " fmt
+
 #include <linux/atomic.h>
 #include <linux/list.h>
 #include <linux/perfmon.h>

@@ -3,6 +3,8 @@
  * perfmon: registration of the PMU description by the architecture.
  */
 
+#define pr_fmt(fmt) "perfmon: " fmt
+
 #include <linux/bits.h>
 #include <linux/errno.h>
 #include <linux/init.h>
@@ -72,7 +74,7 @@ int __init pfm_pmu_register(const struct pfm_pmu *pmu)
 		return -EBUSY;
 	ret = pfm_pmu_check(pmu);
 	if (ret) {
-		pr_err("perfmon: invalid description of PMU %s\n", pmu->model);
+		pr_err("invalid description of PMU %s\n", pmu->model);
 		return ret;
 	}
 	for (i = 0; i < pmu->num_pmcs; i++)
@@ -101,6 +103,6 @@ int __init pfm_pmu_register(const struct pfm_pmu *pmu)
 	}
 	static_call_update(pfm_rdpmc_users, pmu->rdpmc_users);
 	pfm_pmu = pmu;
-	pr_info("perfmon: %s PMU, %u PMCs, %u PMDs\n", pmu->model, pmcs, pmds);
+	pr_info("%s PMU, %u PMCs, %u PMDs\n", pmu->model, pmcs, pmds);
 	return 0;
 }

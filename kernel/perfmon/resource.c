@@ -36,6 +36,8 @@
  * (unprivileged_reserve).
  */
 
+#define pr_fmt(fmt) "perfmon: " fmt
+
 #include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/mm.h>

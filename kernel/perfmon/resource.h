@@ -51,13 +51,13 @@ extern bool pfm_debug;
 
 /*
  * Any user can make perfmon print these, as often as it makes calls:
- * ratelimited, so that turning them on cannot flood the log.
+ * ratelimited, so that turning them on cannot flood the log. The files
+ * that print define pr_fmt() as perfmon's.
  */
 #define pfm_dbg(fmt, ...)						\
 	do {								\
 		if (unlikely(READ_ONCE(pfm_debug)))			\
-			pr_info_ratelimited("perfmon: " fmt,		\
-					    ##__VA_ARGS__);		\
+			pr_info_ratelimited(fmt, ##__VA_ARGS__);	\
 	} while (0)
 
 int pfm_allow_open(void);

@@ -29,6 +29,8 @@
  * pay nothing.
  */
 
+#define pr_fmt(fmt) "perfmon: " fmt
+
 #include <linux/cpuhotplug.h>
 #include <linux/init.h>
 #include <linux/jiffies.h>
@@ -207,7 +209,7 @@ static void pfm_cpu_check(unsigned int cpu)
 
 	this_cpu_write(pfm_cpu.unusable, unusable);
 	if (unusable)
-		pr_warn_once("perfmon: CPU%u lacks counters of the PMU description: no context counts there\n",
+		pr_warn_once("CPU%u lacks counters of the PMU description: no context counts there\n",
 			     cpu);
 }
 

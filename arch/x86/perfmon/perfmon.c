@@ -7,6 +7,8 @@
  * (CR4.PCE), and how perfmon and perf_events share the PMU.
  */
 
+#define pr_fmt(fmt) "perfmon: " fmt
+
 #include <linux/init.h>
 #include <linux/irq_work.h>
 #include <linux/mmu_context.h>
@@ -311,11 +313,11 @@ static int pfm_x86_reserve(void)
 	if (pfm_x86.flags & PFM_X86_SHARED) {
 		ret = perf_create_host_mediated_pmu();
 		if (ret)
-			pr_info_once("perfmon: perf_events has events that count guests (exclude_guest 0), or KVM guests a mediated vPMU\n");
+			pr_info_once("perf_events has events that count guests (exclude_guest 0), or KVM guests a mediated vPMU\n");
 	} else {
 		ret = pfm_x86_reserve_counters();
 		if (ret)
-			pr_info_once("perfmon: perf_events has hardware events, and this PMU cannot be shared\n");
+			pr_info_once("perf_events has hardware events, and this PMU cannot be shared\n");
 	}
 	if (ret)
 		return ret;
@@ -420,11 +422,11 @@ static int __init pfm_x86_init(void)
 	if (ret)
 		ret = pfm_amd64_probe(&pfm_x86);
 	if (ret) {
-		pr_info("perfmon: no supported PMU on this processor\n");
+		pr_info("no supported PMU on this processor\n");
 		return 0;
 	}
 	if (!boot_cpu_has(X86_FEATURE_APIC) || !pfm_x86_pmu_works()) {
-		pr_info("perfmon: %s PMU does not respond: no PMU\n",
+		pr_info("%s PMU does not respond: no PMU\n",
 			pfm_x86.pmu.model);
 		return 0;
 	}

@@ -18,6 +18,8 @@
  * architecture reserves stays clear.
  */
 
+#define pr_fmt(fmt) "perfmon: " fmt
+
 #include <kunit/visibility.h>
 #include <linux/bits.h>
 #include <linux/cpu.h>
@@ -378,11 +380,11 @@ static int pfm_intel_hybrid_probe(struct pfm_x86_pmu *p)
 	if (!ret)
 		ret = pfm_intel_hybrid_build(p, &acc);
 	if (ret) {
-		pr_info("perfmon: hybrid Intel processor without counters common to its cores\n");
+		pr_info("hybrid Intel processor without counters common to its cores\n");
 		return ret;
 	}
 	pfm_intel_table = acc;
-	pr_info("perfmon: hybrid Intel processor: the %u general-purpose and %lu fixed counters every CPU has\n",
+	pr_info("hybrid Intel processor: the %u general-purpose and %lu fixed counters every CPU has\n",
 		p->num_gp, hweight_long(p->fixed_mask));
 	return 0;
 }

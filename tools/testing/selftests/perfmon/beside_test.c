@@ -33,6 +33,7 @@
 #define WRITE_ONCE_INT(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
 #define BLOCKS		200	/* usleep(BLOCK_US) and a loop, each */
+#define BLOCKS_ENV	"PFM_BESIDE_ROUNDS"	/* make soak: more */
 #define BLOCK_US	500
 #define LOOP		20000UL	/* 100,000 user instructions */
 #define CHURN_EVENTS	12	/* more than any PMU has counters: rotation */
@@ -206,12 +207,21 @@ FIXTURE_TEARDOWN(beside)
 		close(self->fd2);
 }
 
-/* BLOCKS x (usleep(BLOCK_US), pfm_loop(n)) */
+/* The rounds of each test: BLOCKS, or what PFM_BESIDE_ROUNDS says. */
+static int blocks(void)
+{
+	const char *s = getenv(BLOCKS_ENV);
+	int n = s ? atoi(s) : 0;
+
+	return n > 0 ? n : BLOCKS;
+}
+
+/* blocks() x (usleep(BLOCK_US), pfm_loop(n)) */
 static void block_rounds(unsigned long n)
 {
 	int i;
 
-	for (i = 0; i < BLOCKS; i++) {
+	for (i = 0; i < blocks(); i++) {
 		usleep(BLOCK_US);
 		pfm_loop(n);
 	}
@@ -236,7 +246,7 @@ TEST_F_TIMEOUT(beside, stopped_context_counts_nothing, 120)
 	pfm_loop(LOOP);
 	ASSERT_EQ(0, pfm_stop(self->fd));
 	ASSERT_EQ(0, pfm_read2(self->fd, &stop[0], &stop[1]));
-	for (i = 0; i < BLOCKS; i++) {
+	for (i = 0; i < blocks(); i++) {
 		usleep(BLOCK_US);
 		ASSERT_EQ(0, ioctl(self->pfd, PERF_EVENT_IOC_DISABLE, 0));
 		ASSERT_EQ(0, ioctl(self->pfd, PERF_EVENT_IOC_ENABLE, 0));
@@ -272,9 +282,9 @@ TEST_F_TIMEOUT(beside, started_context_exact, 120)
 		ASSERT_EQ(0, pfm_stop(self->fd));
 		ASSERT_EQ(0, pfm_read2(self->fd, &v[k][0], &v[k][1]));
 	}
-	EXPECT_COUNT((__u64)BLOCKS * LOOP * PFM_LOOP_INSN, v[1][0] - v[0][0],
+	EXPECT_COUNT((__u64)blocks() * LOOP * PFM_LOOP_INSN, v[1][0] - v[0][0],
 		     "instructions, rounds of 2n less rounds of n");
-	EXPECT_COUNT((__u64)BLOCKS * LOOP * PFM_LOOP_BRANCH, v[1][1] - v[0][1],
+	EXPECT_COUNT((__u64)blocks() * LOOP * PFM_LOOP_BRANCH, v[1][1] - v[0][1],
 		     "branches, rounds of 2n less rounds of n");
 }
 
@@ -457,7 +467,7 @@ TEST_F_TIMEOUT(beside, perf_times_on_monitored_thread, 120)
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 	ASSERT_EQ(0, pfm_start(self->fd, NULL));
 	t0 = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
-	for (i = 0; i < BLOCKS; i++) {
+	for (i = 0; i < blocks(); i++) {
 		usleep(BLOCK_US);
 		pfm_loop(LOOP / 10);
 		ASSERT_EQ(0, read_times(self->pfd, v));
@@ -526,7 +536,7 @@ TEST_F_TIMEOUT(beside, cpu_wide_event_shows_the_context_time, 120)
 	ksft_print_msg("the child ran %llu ns, counted %llu instructions\n",
 		       (unsigned long long)ran, (unsigned long long)pmd);
 	EXPECT_LE(v[2], v[1]);
-	EXPECT_LE((__u64)BLOCKS * 2 * LOOP * PFM_LOOP_INSN, pmd);
+	EXPECT_LE((__u64)blocks() * 2 * LOOP * PFM_LOOP_INSN, pmd);
 	/* the child's time under the context: enabled, not running */
 	EXPECT_LE(ran / 2, v[1] - v[2]);
 }
