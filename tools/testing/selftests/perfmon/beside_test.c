@@ -47,6 +47,8 @@ struct shm {
 	long rounds;	/* installs and removals done */
 	int reads, bad;	/* traced_thread_reads_no_other_context */
 	__u64 first;
+	__u64 perf[2];	/* unmonitored_thread_exact: n, then 2n */
+	int perf_err;
 };
 
 FIXTURE(beside) {
@@ -502,6 +504,66 @@ TEST_F_TIMEOUT(beside, perf_times_on_monitored_thread, 120)
 	/* counting again: the loop and the read's few instructions */
 	EXPECT_LE(LOOP * PFM_LOOP_INSN, end[0] - held[0]);
 	EXPECT_GT(LOOP * PFM_LOOP_INSN + 1000, end[0] - held[0]);
+}
+
+/*
+ * The unmonitored child of unmonitored_thread_exact: a pinned perf event
+ * on itself, rounds of pfm_loop(n) then of pfm_loop(2n), each round
+ * yielding the CPU to the monitored parent.
+ */
+static void unmonitored_child(struct shm *s, int cpu)
+{
+	__u64 v[3], before;
+	int pfd, k, i;
+
+	pfd = host_open(PERF_COUNT_HW_INSTRUCTIONS, 0, -1, 1, 0);
+	if (pfd < 0 || pfm_pin(0, cpu))
+		_exit(2);
+	for (k = 0; k < 2; k++) {
+		if (read_times(pfd, v))
+			_exit(3);
+		before = v[0];
+		for (i = 0; i < blocks(); i++) {
+			pfm_loop(LOOP << k);
+			sched_yield();
+		}
+		if (read_times(pfd, v))
+			_exit(3);
+		s->perf[k] = v[0] - before;
+	}
+	_exit(0);
+}
+
+/*
+ * perf counts a thread without a context exactly while it takes turns on
+ * the CPU with a monitored one and perf churns: the rounds of 2n less the
+ * rounds of n. The monitored thread counts its own loops on.
+ */
+TEST_F_TIMEOUT(beside, unmonitored_thread_exact, 120)
+{
+	struct shm *s = self->shm;
+	siginfo_t si;
+	int status;
+
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (!self->child)
+		unmonitored_child(s, self->cpu);
+	do {
+		pfm_loop(LOOP);
+		sched_yield();
+		memset(&si, 0, sizeof(si));
+		ASSERT_EQ(0, waitid(P_PID, self->child, &si,
+				    WEXITED | WNOHANG | WNOWAIT));
+	} while (si.si_pid != self->child);
+	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
+	self->child = -1;
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("child status %#x", status);
+	EXPECT_COUNT((__u64)blocks() * LOOP * PFM_LOOP_INSN, s->perf[1] - s->perf[0],
+		     "perf, unmonitored thread, rounds of 2n less rounds of n");
 }
 
 /*
