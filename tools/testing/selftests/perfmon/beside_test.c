@@ -300,13 +300,48 @@ static void spin_body(unsigned long n)
 }
 
 /*
+ * Another monitored process on C: a child that spin_body() keeps
+ * runnable, counting with PMC0 and PMC1 (pfm_program()), started. 0, or
+ * -1 with errno set.
+ */
+static int other_context(FIXTURE_DATA(beside) *self)
+{
+	self->child = pfm_fork_stopped(spin_body, LOOP / 10);
+	if (self->child < 0 || pfm_pin(self->child, self->cpu))
+		return -1;
+	self->fd2 = pfm_create(0);
+	if (self->fd2 < 0 ||
+	    pfm_program(self->fd2, &self->pmu, PFM_EVT_USR) ||
+	    pfm_load(self->fd2, self->child) || pfm_start(self->fd2, NULL))
+		return -1;
+	return ptrace(PTRACE_CONT, self->child, NULL, NULL) ? -1 : 0;
+}
+
+/*
+ * The test's context made anew, counting user instructions on PMC2 and
+ * PMD2 only, and loaded on @tid: 0, or -1 with errno set.
+ */
+static int load_on_counter2(FIXTURE_DATA(beside) *self, pid_t tid)
+{
+	struct pfarg_pmc pmc;
+
+	close(self->fd);
+	self->fd = pfm_create(0);
+	if (self->fd < 0)
+		return -1;
+	pfm_pmc_set(&pmc, 2, pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR));
+	if (pfm_write_pmcs(self->fd, &pmc, 1) || pfm_write_pmd(self->fd, 2, 0))
+		return -1;
+	return pfm_load(self->fd, tid);
+}
+
+/*
  * RDPMC of the general-purpose counters 0 and 1, which the caller's
  * context does not use (it counts on counter 2), read 0 while another
  * monitored process counts with them on the same CPU and perf churns.
  */
 TEST_F_TIMEOUT(beside, unused_counters_read_zero, 120)
 {
-	struct pfarg_pmc pmc;
 	int i, reads = 0, bad = 0;
 	__u64 v, first = 0;
 	char knob[16];
@@ -316,23 +351,10 @@ TEST_F_TIMEOUT(beside, unused_counters_read_zero, 120)
 	if (pfm_file_read(pfm_rdpmc_knob_path(), knob, sizeof(knob)) > 0 &&
 	    knob[0] == '0')
 		SKIP(return, "perf's rdpmc is 0: no RDPMC");
-	self->child = pfm_fork_stopped(spin_body, LOOP / 10);
-	ASSERT_LT(0, self->child);
-	ASSERT_EQ(0, pfm_pin(self->child, self->cpu));
-	self->fd2 = pfm_create(0);
-	ASSERT_LE(0, self->fd2);
-	ASSERT_EQ(0, pfm_program(self->fd2, &self->pmu, PFM_EVT_USR));
-	ASSERT_EQ(0, pfm_load(self->fd2, self->child));
-	ASSERT_EQ(0, pfm_start(self->fd2, NULL));
-	ASSERT_EQ(0, ptrace(PTRACE_CONT, self->child, NULL, NULL));
+	ASSERT_EQ(0, other_context(self))
+		TH_LOG("the other monitored process: %s", pfm_errname(errno));
 
-	close(self->fd);
-	self->fd = pfm_create(0);
-	ASSERT_LE(0, self->fd);
-	pfm_pmc_set(&pmc, 2, pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR));
-	ASSERT_EQ(0, pfm_write_pmcs(self->fd, &pmc, 1));
-	ASSERT_EQ(0, pfm_write_pmd(self->fd, 2, 0));
-	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	ASSERT_EQ(0, load_on_counter2(self, pfm_gettid()));
 	ASSERT_EQ(0, pfm_start(self->fd, NULL));
 	ASSERT_EQ(0, pfm_rdpmc_safe(2, &v)) TH_LOG("RDPMC faulted");
 	for (i = 0; i < 4000; i++) {
@@ -407,7 +429,6 @@ static void rdpmc_child(struct shm *s, unsigned long n)
 TEST_F_TIMEOUT(beside, traced_thread_reads_no_other_context, 120)
 {
 	struct shm *s = self->shm;
-	struct pfarg_pmc pmc;
 	pid_t pid;
 	char knob[16];
 
@@ -416,15 +437,8 @@ TEST_F_TIMEOUT(beside, traced_thread_reads_no_other_context, 120)
 	if (pfm_file_read(pfm_rdpmc_knob_path(), knob, sizeof(knob)) > 0 &&
 	    knob[0] != '1')
 		SKIP(return, "perf's rdpmc is not 1");
-	self->child = pfm_fork_stopped(spin_body, LOOP / 10);
-	ASSERT_LT(0, self->child);
-	ASSERT_EQ(0, pfm_pin(self->child, self->cpu));
-	self->fd2 = pfm_create(0);
-	ASSERT_LE(0, self->fd2);
-	ASSERT_EQ(0, pfm_program(self->fd2, &self->pmu, PFM_EVT_USR));
-	ASSERT_EQ(0, pfm_load(self->fd2, self->child));
-	ASSERT_EQ(0, pfm_start(self->fd2, NULL));
-	ASSERT_EQ(0, ptrace(PTRACE_CONT, self->child, NULL, NULL));
+	ASSERT_EQ(0, other_context(self))
+		TH_LOG("the other monitored process: %s", pfm_errname(errno));
 
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -432,13 +446,7 @@ TEST_F_TIMEOUT(beside, traced_thread_reads_no_other_context, 120)
 		rdpmc_child(s, 4000);
 	ASSERT_EQ(pid, pfm_wait_stop(pid, SIGSTOP));
 	ASSERT_EQ(0, pfm_pin(pid, self->cpu));
-	close(self->fd);
-	self->fd = pfm_create(0);
-	ASSERT_LE(0, self->fd);
-	pfm_pmc_set(&pmc, 2, pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR));
-	ASSERT_EQ(0, pfm_write_pmcs(self->fd, &pmc, 1));
-	ASSERT_EQ(0, pfm_write_pmd(self->fd, 2, 0));
-	ASSERT_EQ(0, pfm_load(self->fd, pid));
+	ASSERT_EQ(0, load_on_counter2(self, pid));
 	ASSERT_EQ(0, pfm_start(self->fd, NULL));
 	ASSERT_EQ(0, pfm_cont_wait_exit(pid));
 	ksft_print_msg("traced child, RDPMC of 0 and 1: %d non-zero of %d reads (first %#llx)\n",
