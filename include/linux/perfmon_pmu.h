@@ -99,10 +99,9 @@ struct pfm_regdesc {
  * @user_rdpmc: allow or forbid reading the counters from user space on
  *	this CPU
  * @take_cpu: take this CPU's counters from the other user's events, which
- *	step aside until @give_back_cpu, with nothing of theirs left in
- *	them: before a context goes live on a CPU whose PMU perfmon does not
- *	hold yet; the only operations set only for a PMU that perfmon shares
- *	(PFM_PMU_SHARED)
+ *	step aside until @give_back_cpu: before a context goes live on a CPU
+ *	whose PMU perfmon does not hold yet; the only operations set only
+ *	for a PMU that perfmon shares (PFM_PMU_SHARED)
  * @give_back_cpu: give this CPU's counters back, all of them stopped and
  *	their event selects cleared
  *

@@ -21,9 +21,9 @@
  *
  * A thread allowed to read counters from user space could read every
  * counter of its CPU, not only those of its context: the counters that
- * another context left values in are tracked per CPU and cleared before
- * such a thread runs, and when perfmon gives the PMU back; the PMU's
- * other user clears what it left when perfmon takes the PMU.
+ * another context or the PMU's other user left values in are tracked per
+ * CPU and cleared before such a thread runs, and when perfmon gives the
+ * PMU back.
  *
  * Only the threads marked with arch_pfm_ctxsw_enable() come here; others
  * pay nothing.
@@ -70,6 +70,8 @@
  *	loaded here
  * @gen: pfm_pmu_gen when this CPU last reset its PMU
  * @dirty: counters holding values of contexts that are not live here
+ * @foreign: counters that the PMU's other user may have left values in
+ *	since this CPU's PMU was taken from it (PFM_PMU_SHARED)
  * @pmcs: what this CPU's PMCs hold, when the PMU has a global disable
  *	(PFM_PMU_GLOBAL_DISABLE): a save leaves them as they are, and a load
  *	writes only the ones that differ
@@ -84,6 +86,7 @@ struct pfm_cpu {
 	bool			unusable;
 	u64			gen;
 	u64			dirty;
+	u64			foreign;
 	u64			pmcs[PFM_MAX_HW_PMCS];
 };
 
@@ -304,6 +307,7 @@ static void pfm_take_cpu(struct pfm_cpu *pc)
 	static_call(pfm_take_cpu)();
 	pc->taken = true;
 	pc->act++;
+	pc->foreign = pfm_pmu_counters;
 	pfm_stat_inc(cpu_takes);
 }
 
@@ -330,6 +334,7 @@ static void pfm_give_back_cpu(struct pfm_cpu *pc)
 	}
 	if (!pc->taken)
 		return;
+	pc->foreign = 0;
 	pfm_clear_hw_pmcs(pc);
 	static_call(pfm_give_back_cpu)();
 	pc->taken = false;
@@ -486,8 +491,9 @@ static void pfm_load(struct pfm_context *ctx)
 	 * none but its own count.
 	 */
 	if (static_call(pfm_rdpmc_users)() != PFM_RDPMC_NEVER) {
-		pfm_clear_hw_pmds(pc->dirty & ~ctx->used_pmds);
+		pfm_clear_hw_pmds((pc->dirty | pc->foreign) & ~ctx->used_pmds);
 		pc->dirty &= ctx->used_pmds;
+		pc->foreign = 0;
 	}
 	pfm_set_rdpmc(pc, ctx->is_self);
 

@@ -351,8 +351,6 @@ static int pfm_x86_reserve(void)
 static void pfm_x86_take_cpu(void)
 {
 	perf_load_host_context();
-	/* what perf's events left in the counters, perf clears */
-	perf_clear_dirty_counters();
 	this_cpu_write(pfm_x86_taken, true);
 	barrier();
 	perf_load_mediated_nmi();
