@@ -307,6 +307,9 @@ static void pfm_take_cpu(struct pfm_cpu *pc)
 	static_call(pfm_take_cpu)();
 	pc->taken = true;
 	pc->act++;
+	/* the counters perf stopped may still raise late NMIs: claim them */
+	if (pfm_pmu->flags & PFM_PMU_LATE_NMI)
+		WRITE_ONCE(pc->stale_until, jiffies + pfm_stale_window());
 	pc->foreign = pfm_pmu_counters;
 	pfm_stat_inc(cpu_takes);
 }

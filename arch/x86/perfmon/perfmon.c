@@ -243,14 +243,20 @@ static u64 pfm_x86_ack_status(void)
 }
 
 /*
- * Where perfmon shares the PMU, what perf cannot schedule out around a
- * take (Intel PT and BTS, whose PMUs have no mediated PMU capability) goes
- * on and raises the same PMI, which perf's handler passes on while the
- * counters are perfmon's: what the global status still shows once the
- * counters' overflows are acknowledged is perf's. The PMI is claimed, so
- * that no NMI is left unknown, and raised again when the counters go back
- * to perf: at once if only the idle task keeps them.
+ * Where perfmon shares the PMU, perf's events may have left in the global
+ * status what no counter of the table shows (an overflow of a counter
+ * beyond the table, PEBS's buffer), and its PMI may come after the take,
+ * when perf's handler passes the PMIs on (it handles BTS and Intel PT
+ * only): what the global status still shows once the counters' overflows
+ * are acknowledged, the bits that are no overflow by themselves aside,
+ * is perf's. The PMI is claimed, so that no NMI is left unknown, and
+ * raised again when the counters go back to perf: at once if only the
+ * idle task keeps them.
  */
+#define PFM_X86_STATUS_NO_OVF	(GLOBAL_STATUS_COND_CHG | GLOBAL_STATUS_ASIF | \
+				 GLOBAL_STATUS_COUNTERS_FROZEN | \
+				 GLOBAL_STATUS_LBRS_FROZEN)
+
 static bool pfm_x86_perf_pmi(void)
 {
 	u64 status;
@@ -259,7 +265,7 @@ static bool pfm_x86_perf_pmi(void)
 	    !(pfm_x86.flags & PFM_X86_INTEL_GLOBAL))
 		return false;
 	rdmsrq(MSR_CORE_PERF_GLOBAL_STATUS, status);
-	if (!status)
+	if (!(status & ~PFM_X86_STATUS_NO_OVF))
 		return false;
 	this_cpu_write(pfm_x86_perf_pmi_left, true);
 	/* the idle task keeps the counters for a blocked thread: not now */
@@ -311,9 +317,8 @@ static int pfm_x86_reserve(void)
 	int ret;
 
 	if (pfm_x86.flags & PFM_X86_SHARED) {
+		/* the perf core logs who keeps it out */
 		ret = perf_create_host_mediated_pmu();
-		if (ret)
-			pr_info_once("perf_events has events that count guests (exclude_guest 0), or KVM guests a mediated vPMU\n");
 	} else {
 		ret = pfm_x86_reserve_counters();
 		if (ret)
@@ -381,7 +386,7 @@ static void pfm_x86_give_back_cpu(void)
 
 		this_cpu_write(pfm_x86_perf_pmi_left, false);
 		rdmsrq(MSR_CORE_PERF_GLOBAL_STATUS, status);
-		if (status)
+		if (status & ~PFM_X86_STATUS_NO_OVF)
 			__apic_send_IPI_mask(cpumask_of(smp_processor_id()),
 					     NMI_VECTOR);
 	}

@@ -1540,6 +1540,8 @@ FIXTURE_TEARDOWN(wd)
 	if (self->fd >= 0)
 		close(self->fd);
 	if (self->thresh[0]) {
+		if (!access(CPU1_ONLINE, W_OK))
+			pfm_file_write(CPU1_ONLINE, "1");
 		pfm_file_write(WATCHDOG_THRESH, self->thresh);
 		pfm_file_write(NMI_WATCHDOG, "1");
 	}
@@ -1903,6 +1905,39 @@ TEST_F_TIMEOUT(wd, one_cpu_keeps_the_perf_detector, 180)
 	ASSERT_EQ(0, pfm_file_write(CPU1_ONLINE, "1"));
 	EXPECT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 	EXPECT_EQ(0, wd_spin_nmis(3 * self->period));
+}
+
+/*
+ * With the watchdog off and CPU 1 offline, a load moves nothing and
+ * succeeds. Turning the watchdog on while the context holds the PMU then
+ * starts no detector, the buddy detector having no CPU to watch, and says
+ * none: not even once CPU 1 is back, until the administrator reconfigures
+ * (the buddy detector), and after the context the perf detector.
+ */
+TEST_F_TIMEOUT(wd, off_then_on_with_one_cpu_starts_none, 180)
+{
+	if (access(CPU1_ONLINE, W_OK))
+		SKIP(return, "CPU 1 cannot go offline");
+	ASSERT_EQ(0, pfm_file_write(NMI_WATCHDOG, "0"));
+	ASSERT_EQ(0, pfm_file_write(CPU1_ONLINE, "0"));
+	self->fd = wd_count_self(&self->pmu);
+	ASSERT_LE(0, self->fd);
+	EXPECT_TRUE(wd_detector_is("none"));
+	ASSERT_EQ(0, pfm_file_write(NMI_WATCHDOG, "1"));
+	EXPECT_TRUE(wd_detector_is("none"));
+	EXPECT_EQ(0, wd_spin_nmis(3 * self->period));
+	wd_count_exact(_metadata, self->fd);
+	ASSERT_EQ(0, pfm_file_write(CPU1_ONLINE, "1"));
+	EXPECT_TRUE(wd_detector_is("none"));
+	ASSERT_EQ(0, wd_reconfigure());
+	EXPECT_TRUE(wd_detector_is("buddy"));
+	EXPECT_EQ(0, wd_spin_nmis(3 * self->period));
+	wd_count_exact(_metadata, self->fd);
+	ASSERT_EQ(0, close(self->fd));
+	self->fd = -1;
+	ASSERT_EQ(0, wd_reconfigure());
+	EXPECT_TRUE(wd_detector_is("perf"));
+	EXPECT_LE(2, wd_spin_nmis(3 * self->period));
 }
 
 /*

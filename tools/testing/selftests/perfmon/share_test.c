@@ -428,8 +428,9 @@ TEST_F_TIMEOUT(share, host_event_and_context_alternate, 300)
 	EXPECT_GT(loop_insn + ROUNDS * 100, v[1][0]);
 }
 
-/* What perf logs, once, when it refuses an event that counts guests. */
-#define REFUSED_LOG	"perf: events counting guests refused while a host user owns the mediated PMU"
+/* What perf logs once a boot: a refused event, and what keeps contexts out */
+#define REFUSED_LOG	"event counting guests refused: a host user of the mediated PMU (perfmon) holds the counters"
+#define HOLDER_LOG	"perf: mediated PMU refused: perf events count guests"
 
 /*
  * Does the kernel log hold a line with @s? 1, 0, or -1 when it cannot be
@@ -546,8 +547,9 @@ TEST_F(share, guest_counting_event_refused_while_attached)
 
 /*
  * While an event that counts guests exists (on the caller, on another
- * process, on a CPU), no context can be loaded (EBUSY), on any thread;
- * once it is closed the load succeeds, host events still open beside.
+ * process, on a CPU), no context can be loaded (EBUSY), on any thread,
+ * and the kernel log says why once; once it is closed the load succeeds,
+ * host events still open beside.
  */
 TEST_F(share, guest_counting_event_keeps_contexts_out)
 {
@@ -595,6 +597,11 @@ TEST_F(share, guest_counting_event_keeps_contexts_out)
 			       names[where], pfm_errname(errno));
 		pfm_unload_context(self->fd);
 	}
+	err = kmsg_has(HOLDER_LOG);
+	if (err < 0)
+		ksft_print_msg("the kernel log lost its first lines: not checked\n");
+	else
+		EXPECT_EQ(1, err) TH_LOG("no \"%s\" in the log", HOLDER_LOG);
 }
 
 /*
