@@ -157,7 +157,7 @@ INITRD_KEXEC=$CACHE/build/initramfs-kexec.cpio.gz
 STAGE_KEXEC=$CACHE/build/initramfs-kexec
 INITRD_LOCKUP=$CACHE/build/initramfs-lockup.cpio.gz
 STAGE_LOCKUP=$CACHE/build/initramfs-lockup
-GUEST_RUNS=${GUEST_RUNS:-nopmu:max core2:core2duo,pmu=on:perfmon:abi_test,perfmon:beside_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test,perfmon:share_test hybrid:Skylake-Client,pmu=on,model=151,hybrid-atoms=0x2:perfmon fam10h:Opteron_G3,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test,perfmon:share_test fam17h:EPYC,pmu=on:perfmon,perfmon32:abi_test,perfmon32:calls_test,perfmon32:count_test,perfmon32:sysfs_test fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17:perfmon:abi_test,perfmon:beside_test,perfmon:count_test,perfmon:inherit_test,perfmon:attach_test,perfmon:lifecycle_test,perfmon:libpfm_examples_test,perfmon:sysfs_test,perfmon:share_test kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on lockup-fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17 hotplug:Skylake-Client,pmu=on,pmu-gp=12,pmu-ext=on:perfmon:attach_test,perfmon:beside_test,perfmon:share_test late:Skylake-Client,pmu=on,model=151,hybrid-atoms=0x2,pmu-ext=on:perfmon:count_test,perfmon:share_test kasan:Skylake-Client,pmu=on:perfmon:inherit_test,perfmon:lifecycle_test}
+GUEST_RUNS=${GUEST_RUNS:-nopmu:max:perfmon,perfmon32 core2:core2duo,pmu=on:perfmon:abi_test,perfmon:beside_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test,perfmon:share_test hybrid:Skylake-Client,pmu=on,model=151,hybrid-atoms=0x2:perfmon fam10h:Opteron_G3,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test,perfmon:share_test fam17h:EPYC,pmu=on:perfmon,perfmon32:abi_test,perfmon32:calls_test,perfmon32:count_test,perfmon32:sysfs_test fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17:perfmon:abi_test,perfmon:beside_test,perfmon:count_test,perfmon:inherit_test,perfmon:attach_test,perfmon:lifecycle_test,perfmon:libpfm_examples_test,perfmon:sysfs_test,perfmon:share_test kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on lockup-fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17 hotplug:Skylake-Client,pmu=on,pmu-gp=12,pmu-ext=on:perfmon:attach_test,perfmon:beside_test,perfmon:share_test late:Skylake-Client,pmu=on,model=151,hybrid-atoms=0x2,pmu-ext=on:perfmon:count_test,perfmon:share_test kasan:Skylake-Client,pmu=on:perfmon:inherit_test,perfmon:lifecycle_test kvm:EPYC,pmu=on,perfmon-v2=on,family=25,model=17,+svm,+npt:perfmon:kvm_test,kvm kvmperf:EPYC,pmu=on,perfmon-v2=on,family=25,model=17,+svm,+npt:perfmon:kvm_test,kvm}
 WATCHDOG_BOOTS=${WATCHDOG_BOOTS:-hybrid}
 LOCKUP_MODES=${LOCKUP_MODES-lockup-core2:loop lockup-fam10h:released lockup-fam19h:released}
 # The selftests' environment (passed on the kernel command line to /init):
@@ -171,6 +171,13 @@ HOTPLUG_SMP=${HOTPLUG_SMP:-4}
 HOTPLUG_APPEND=${HOTPLUG_APPEND-maxcpus=2 nmi_watchdog=1 testbed.ksft_args=-f,wd,-f,beside,-t,undescribed_counters_read_zero}
 HOTPLUG_TIMEOUT=${HOTPLUG_TIMEOUT:-600}
 LATE_APPEND=${LATE_APPEND-maxcpus=1 testbed.ksft_args=-f,hybrid,-t,undescribed_counters_read_zero}
+# The kvm boots: KVM in the guest (TCG emulates SVM) with the mediated vPMU
+# (kvm) and the perf-based one (kvmperf), the NMI watchdog on; KVM's own
+# PMU selftests (KVM_SELFTESTS, built from the tree) and kvm_test.
+KVM_APPEND=${KVM_APPEND-kvm_amd.enable_mediated_pmu=1 nmi_watchdog=1}
+KVMPERF_APPEND=${KVMPERF_APPEND-nmi_watchdog=1}
+KVM_SELFTESTS=${KVM_SELFTESTS-pmu_counters_test pmu_event_filter_test svm_pmu_host_guest_test}
+KVM_O=$CACHE/build/kvm-selftests
 
 bzimage=$TEST_O/arch/x86/boot/bzImage
 [ -f "$bzimage" ] || { result FAIL "guest: no test kernel" "the build stage failed"; exit 1; }
@@ -190,6 +197,15 @@ log=$LOGDIR/kselftest-build.log
 	cp -a "$KSFT32_INSTALL/perfmon" "$KSFT_INSTALL/perfmon32" &&
 	sed -n 's/^perfmon:/perfmon32:/p' "$KSFT32_INSTALL/kselftest-list.txt" \
 		>>"$KSFT_INSTALL/kselftest-list.txt" &&
+	make -C "$BASE_REPO/tools/testing/selftests/kvm" OUTPUT="$KVM_O" \
+		KHDR_INCLUDES="-isystem $TEST_O/usr/include" EXTRA_CFLAGS=-static \
+		$(printf "$KVM_O/x86/%s " $KVM_SELFTESTS) &&
+	mkdir -p "$KSFT_INSTALL/kvm" &&
+	(for t in $KVM_SELFTESTS; do
+		cp "$KVM_O/x86/$t" "$KSFT_INSTALL/kvm/" &&
+		echo "kvm:$t" >>"$KSFT_INSTALL/kselftest-list.txt" || exit 1
+	done) &&
+	echo timeout=600 >"$KSFT_INSTALL/kvm/settings" &&
 	"$TESTBED/mkinitramfs.sh" "$INITRD" "$KSFT_INSTALL" &&
 	rm -rf "$STAGE32" && mkdir -p "$STAGE32/kselftest" "$STAGE32/dev" &&
 	gcc -m32 -static -O2 -Wall -o "$STAGE32/init" "$TESTBED/guest/init32.c" &&
@@ -269,6 +285,8 @@ boot() {
 		append="$append${HOTPLUG_APPEND:+ $HOTPLUG_APPEND}"
 		smp=$HOTPLUG_SMP timeout=$HOTPLUG_TIMEOUT ;;
 	late*) append="$append${LATE_APPEND:+ $LATE_APPEND}" ;;
+	kvmperf*) append="$append${KVMPERF_APPEND:+ $KVMPERF_APPEND}" ;;
+	kvm*) append="$append${KVM_APPEND:+ $KVM_APPEND}" ;;
 	# one CPU per package: the MP table lists both (no ACPI, kasan.config)
 	kasan*) settings=$KASAN_SETTINGS smp=2,sockets=2 ;;
 	esac
@@ -353,7 +371,7 @@ for run in $GUEST_RUNS; do
 		initrd=$INITRD_LOCKUP initrd_id=$lockup_id ;;
 	esac
 	key=guest-$( { files_id "$kernel" "${qemu:-$(command -v qemu-system-x86_64)}"
-		echo "$initrd_id $scripts_id $label|$cpu|$tests|${GUEST_TIMEOUT:-900}|$GUEST_SETTINGS|$WATCHDOG_BOOTS|$LOCKUP_MODES|$KASAN_SETTINGS|$HOTPLUG_SMP|$HOTPLUG_APPEND|$HOTPLUG_TIMEOUT|$LATE_APPEND"; } | sha256sum | cut -c1-24)
+		echo "$initrd_id $scripts_id $label|$cpu|$tests|${GUEST_TIMEOUT:-900}|$GUEST_SETTINGS|$WATCHDOG_BOOTS|$LOCKUP_MODES|$KASAN_SETTINGS|$HOTPLUG_SMP|$HOTPLUG_APPEND|$HOTPLUG_TIMEOUT|$LATE_APPEND|$KVM_APPEND|$KVMPERF_APPEND"; } | sha256sum | cut -c1-24)
 	rm -f "$LOGDIR/parse-$label.out"
 	while [ "$(jobs -rp | wc -l)" -ge "$GUEST_JOBS" ]; do
 		wait -n
