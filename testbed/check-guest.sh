@@ -174,12 +174,10 @@ LATE_APPEND=${LATE_APPEND-maxcpus=1 testbed.ksft_args=-f,hybrid,-t,undescribed_c
 # The kvm boots: KVM in the guest (TCG emulates SVM) with the mediated vPMU
 # (kvm) and the perf-based one (kvmperf), the NMI watchdog on; KVM's own
 # PMU selftests (KVM_SELFTESTS, built from the tree) and kvm_test. Of
-# KVM's, pmu_counters_test needs an Intel host (TCG has no VMX) and
-# pmu_event_filter_test AMD's LS dispatch events, which the emulated PMU
-# does not count (testbed/qemu/README.md).
+# KVM's, pmu_counters_test needs an Intel host (TCG has no VMX).
 KVM_APPEND=${KVM_APPEND-kvm_amd.enable_mediated_pmu=1 nmi_watchdog=1}
 KVMPERF_APPEND=${KVMPERF_APPEND-nmi_watchdog=1}
-KVM_SELFTESTS=${KVM_SELFTESTS-svm_pmu_host_guest_test}
+KVM_SELFTESTS=${KVM_SELFTESTS-pmu_event_filter_test svm_pmu_host_guest_test}
 KVM_O=$CACHE/build/kvm-selftests
 
 bzimage=$TEST_O/arch/x86/boot/bzImage
