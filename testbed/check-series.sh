@@ -217,7 +217,8 @@ done
 
 # 5. Two series, as they are posted: the core, then PFM_FL_INHERIT after
 #    the line SERIES_MARK of the series file, each numbered from 1 in its
-#    subjects ([PATCH k/n]), each with its cover letter ([PATCH 0/n]).
+#    subjects ([PATCH vN k/n], N = SERIES_VERSION), each with its cover
+#    letter ([PATCH vN 0/n]), whose changelog starts at "Changes in vN:".
 ncore=$(core_count)
 ninherit=$((${#patches[@]} - ncore))
 problem=
@@ -229,16 +230,18 @@ for i in "${!patches[@]}"; do
 	else
 		want="$((i - ncore + 1)) $ninherit"
 	fi
-	read -r k n < <(sed -n 's/^Subject: \[PATCH 0*\([0-9]\{1,\}\)\/0*\([0-9]\{1,\}\)\].*/\1 \2/p' \
+	read -r k n < <(sed -n "s/^Subject: \\[PATCH v$SERIES_VERSION 0*\\([0-9]\\{1,\\}\\)\\/0*\\([0-9]\\{1,\\}\\)\\].*/\\1 \\2/p" \
 		"${patches[$i]}" | head -n1)
 	[ "${k:-} ${n:-}" = "$want" ] ||
-		problem="${problem:+$problem; }$(basename "${patches[$i]}") is not [PATCH ${want/ //}]"
+		problem="${problem:+$problem; }$(basename "${patches[$i]}") is not [PATCH v$SERIES_VERSION ${want/ //}]"
 done
 for c in "cover-letter.txt $ncore" "cover-letter-inherit.txt $ninherit"; do
 	read -r f n <<<"$c"
-	grep -q "^Subject: \[PATCH 0*0/0*$n\] " "$TOP/$f" 2>/dev/null ||
-		problem="${problem:+$problem; }$f has no [PATCH 0/$n] subject"
+	grep -q "^Subject: \[PATCH v$SERIES_VERSION 0*0/0*$n\] " "$TOP/$f" 2>/dev/null ||
+		problem="${problem:+$problem; }$f has no [PATCH v$SERIES_VERSION 0/$n] subject"
 done
+grep -qx "Changes in v$SERIES_VERSION:" "$TOP/cover-letter.txt" ||
+	problem="${problem:+$problem; }cover-letter.txt has no \"Changes in v$SERIES_VERSION:\" line"
 if [ -z "$problem" ]; then
 	result PASS "two series: the core ($ncore patches), then PFM_FL_INHERIT ($ninherit), each numbered with its cover letter"
 else

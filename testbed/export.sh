@@ -27,6 +27,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 fp() {
 	git format-patch -q --zero-commit --no-signature --no-cover-letter \
+		--subject-prefix="PATCH v$SERIES_VERSION" \
 		-O scripts/git.orderFile -o "$out/$1" "$2"
 }
 fp core "$BASE_TAG..$core"
@@ -59,9 +60,9 @@ cover() { # TEXT RANGE COUNT FROM
 	local n=$3
 	git log --format=%B "$2" | sed -n 's/^Cc: //p' | sort -u | sed 's/^/Cc: /'
 	if [ "$n" -ge 10 ]; then
-		echo "Subject: [PATCH 00/$n] $(head -n 1 "$1")"
+		echo "Subject: [PATCH v$SERIES_VERSION 00/$n] $(head -n 1 "$1")"
 	else
-		echo "Subject: [PATCH 0/$n] $(head -n 1 "$1")"
+		echo "Subject: [PATCH v$SERIES_VERSION 0/$n] $(head -n 1 "$1")"
 	fi
 	echo
 	tail -n +3 "$1"
