@@ -179,9 +179,50 @@ KVM_APPEND=${KVM_APPEND-kvm_amd.enable_mediated_pmu=1 nmi_watchdog=1}
 KVMPERF_APPEND=${KVMPERF_APPEND-nmi_watchdog=1}
 KVM_SELFTESTS=${KVM_SELFTESTS-pmu_event_filter_test svm_pmu_host_guest_test}
 KVM_O=$CACHE/build/kvm-selftests
+# perfmon inside a KVM guest: the kvm boot (its initramfs is the main one
+# and, appended, /nested: this QEMU with its libraries and firmware, the
+# test kernel, an initramfs of NESTED_TESTS) runs kvm:nested_perfmon
+# (testbed/guest/nested.sh), which boots the test kernel as its KVM guest
+# on the mediated vPMU. That guest's log, passed on in the kvm boot's, is
+# judged as a boot of its own: kvm-L2.
+# A guest in the TCG guest runs at a fraction of its speed (its boot alone
+# takes 80 s of its own clock): make check runs a subset of count_test,
+# make soak all of it.
+NESTED_TESTS=${NESTED_TESTS-perfmon:count_test}
+NESTED_ARGS=${NESTED_ARGS--t,self_exact,-t,self_every_gp_counter,-t,ptrace_child_exact,-t,overflow_gp,-t,stopped_counts_nothing,-t,migrations_exact,-t,threads_isolated}
+NESTED_TIMEOUT=${NESTED_TIMEOUT-480}
+INITRD_KVM=$CACHE/build/initramfs-kvm.cpio.gz
+STAGE_NESTED=$CACHE/build/initramfs-nested
 
 bzimage=$TEST_O/arch/x86/boot/bzImage
 [ -f "$bzimage" ] || { result FAIL "guest: no test kernel" "the build stage failed"; exit 1; }
+
+# nested_payload STAGE OUT: the archive of /nested (nested.sh), to append
+# to the kvm boot's initramfs.
+nested_payload() {
+	local st=$1 out=$2 n=$1/nested qemu t name path
+	qemu=$(cat "$CACHE/qemu/current") || return 1
+	rm -rf "$st" && mkdir -p "$n/lib" "$n/fw" "$st/ksft" || return 1
+	strip -o "$n/qemu-system-x86_64" "$qemu" || return 1
+	# the dynamic loader runs it with these (the guest has no /lib)
+	ldd "$qemu" | awk '$2 == "=>" { print $1, $3 } $1 ~ /ld-linux/ { print "ld-linux-x86-64.so.2", $1 }' |
+		while read -r name path; do
+			cp -L "$path" "$n/lib/$name" || exit 1
+		done || return 1
+	cp /usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxboot_dma.bin "$n/fw/" &&
+	cp "$bzimage" "$n/bzImage" || return 1
+	for t in ${NESTED_TESTS//,/ }; do
+		mkdir -p "$st/ksft/${t%%:*}" &&
+		cp "$KSFT_INSTALL/${t%%:*}/${t#*:}" "$st/ksft/${t%%:*}/" &&
+		echo "$t" >>"$st/ksft/kselftest-list.txt" || return 1
+		[ ! -f "$KSFT_INSTALL/${t%%:*}/settings" ] ||
+			cp "$KSFT_INSTALL/${t%%:*}/settings" "$st/ksft/${t%%:*}/"
+	done
+	"$TESTBED/mkinitramfs.sh" "$n/initrd.gz" "$st/ksft" &&
+	printf 'NESTED_TESTS=%s\nNESTED_ARGS=%s\nNESTED_TIMEOUT=%s\n' \
+		"$NESTED_TESTS" "$NESTED_ARGS" "$NESTED_TIMEOUT" >"$n/config" &&
+	(cd "$st" && find nested | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0 | gzip -1) >"$out"
+}
 
 log=$LOGDIR/kselftest-build.log
 {
@@ -206,8 +247,12 @@ log=$LOGDIR/kselftest-build.log
 		cp "$KVM_O/x86/$t" "$KSFT_INSTALL/kvm/" &&
 		echo "kvm:$t" >>"$KSFT_INSTALL/kselftest-list.txt" || exit 1
 	done) &&
+	install -m 0755 "$TESTBED/guest/nested.sh" "$KSFT_INSTALL/kvm/nested_perfmon" &&
+	echo "kvm:nested_perfmon" >>"$KSFT_INSTALL/kselftest-list.txt" &&
 	echo timeout=600 >"$KSFT_INSTALL/kvm/settings" &&
 	"$TESTBED/mkinitramfs.sh" "$INITRD" "$KSFT_INSTALL" &&
+	nested_payload "$STAGE_NESTED" "$STAGE_NESTED.cpio.gz" &&
+	cat "$INITRD" "$STAGE_NESTED.cpio.gz" >"$INITRD_KVM" &&
 	rm -rf "$STAGE32" && mkdir -p "$STAGE32/kselftest" "$STAGE32/dev" &&
 	gcc -m32 -static -O2 -Wall -o "$STAGE32/init" "$TESTBED/guest/init32.c" &&
 	cp -a "$KSFT32_INSTALL/perfmon" "$STAGE32/kselftest/perfmon32" &&
@@ -266,6 +311,7 @@ progs_of() {
 ksft32_id=$(files_id "$STAGE32")
 kexec_id=$(files_id "$STAGE_KEXEC/1" "$TESTBED/guest")
 lockup_id=$(files_id "$STAGE_LOCKUP" "$TESTBED/guest")
+nested_id=$(files_id "$STAGE_NESTED")
 scripts_id=$(files_id "$TESTBED/run-guest.sh" "$TESTBED/parse-log.py" "$0")
 
 GUEST_JOBS=${GUEST_JOBS:-1}
@@ -297,7 +343,7 @@ boot() {
 	case " $WATCHDOG_BOOTS " in *" $label "*) append="${append:+$append }nmi_watchdog=1" ;; esac
 	t0=$(date +%s)
 	: >"$progs"
-	[ "$initrd" = "$INITRD" ] && progs_of "$tests" >"$progs"
+	case "$initrd" in "$INITRD" | "$INITRD_KVM") progs_of "$tests" >"$progs" ;; esac
 	if kept=$(cached_run "$key"); then
 		# the programs whose binary is not the one of the kept run
 		changed=$(grep -v -x -F -f "$kept/progs" "$progs" | cut -d' ' -f1 | paste -sd, -)
@@ -370,6 +416,8 @@ for run in $GUEST_RUNS; do
 		initrd=$INITRD_KEXEC initrd_id=$kexec_id ;;
 	lockup*)
 		initrd=$INITRD_LOCKUP initrd_id=$lockup_id ;;
+	kvm)
+		initrd=$INITRD_KVM initrd_id="$ksft_id $nested_id" ;;
 	esac
 	key=guest-$( { files_id "$kernel" "${qemu:-$(command -v qemu-system-x86_64)}"
 		echo "$initrd_id $scripts_id $label|$cpu|$tests|${GUEST_TIMEOUT:-900}|$GUEST_SETTINGS|$WATCHDOG_BOOTS|$LOCKUP_MODES|$KASAN_SETTINGS|$HOTPLUG_SMP|$HOTPLUG_APPEND|$HOTPLUG_TIMEOUT|$LATE_APPEND|$KVM_APPEND|$KVMPERF_APPEND"; } | sha256sum | cut -c1-24)
@@ -381,6 +429,15 @@ for run in $GUEST_RUNS; do
 	booted="$booted $label"
 done
 wait
+
+# The nested guest's log, out of the kvm boot's: a boot of its own.
+case " $booted " in
+*" kvm "*)
+	sed -n 's/^# L2| //p' "$LOGDIR/guest-kvm.log" 2>/dev/null |
+		sed 's/L2GUEST-/PERFMON-/g' >"$LOGDIR/guest-kvm-L2.log"
+	python3 "$TESTBED/parse-log.py" "$LOGDIR/guest-kvm-L2.log" >"$LOGDIR/parse-kvm-L2.out" 2>&1
+	booted="$booted kvm-L2" ;;
+esac
 
 for label in $booted; do
 	out=$LOGDIR/parse-$label.out
@@ -442,6 +499,7 @@ done
 # The exact counts the selftests checked, measured against expected, per model.
 labels=
 for run in $GUEST_RUNS; do labels="$labels ${run%%:*}"; done
+case " $booted " in *" kvm-L2 "*) labels="$labels kvm-L2" ;; esac
 # shellcheck disable=SC2086
 python3 "$TESTBED/count-table.py" "$LOGDIR" $labels >"$LOGDIR/counts.md" 2>&1 &&
 	msg "  counts: $(tail -n 1 "$LOGDIR/counts.md"), table in $LOGDIR/counts.md"

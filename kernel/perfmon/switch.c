@@ -134,6 +134,23 @@ static void pfm_clear_hw_pmds(u64 pmds)
 	}
 }
 
+/*
+ * Write 0 to those of the counters @pmds, which the PMU's other user had
+ * and has stopped, that do not read 0: after a take from a perf that
+ * counted nothing there, a read each (RDPMC) and no write.
+ */
+static void pfm_clear_foreign_pmds(u64 pmds)
+{
+	unsigned long i;
+
+	pfm_for_each_reg(i, pmds) {
+		if (!static_call(pfm_read_pmd)(i))
+			continue;
+		static_call(pfm_write_pmd)(i, 0);
+		pfm_stat_inc(pmds_cleared);
+	}
+}
+
 /* Write @value to PMC @i of this CPU, unless it holds it already. */
 static void pfm_write_hw_pmc(struct pfm_cpu *pc, unsigned int i, u64 value)
 {
@@ -494,7 +511,8 @@ static void pfm_load(struct pfm_context *ctx)
 	 * none but its own count.
 	 */
 	if (static_call(pfm_rdpmc_users)() != PFM_RDPMC_NEVER) {
-		pfm_clear_hw_pmds((pc->dirty | pc->foreign) & ~ctx->used_pmds);
+		pfm_clear_hw_pmds(pc->dirty & ~ctx->used_pmds);
+		pfm_clear_foreign_pmds(pc->foreign & ~(pc->dirty | ctx->used_pmds));
 		pc->dirty &= ctx->used_pmds;
 		pc->foreign = 0;
 	}

@@ -1,5 +1,7 @@
 #!/bin/bash
-# Build Debian's QEMU 7.2 (x86_64-softmmu, TCG only, with TCG plugins) with the emulated-PMU patch series.
+# Build Debian's QEMU 7.2 (x86_64-softmmu, TCG with TCG plugins, and KVM) with the emulated-PMU patch series.
+# The host runs it with TCG; the kvm boot runs the same binary inside its guest
+# with KVM, for a nested guest (testbed/guest/nested.sh).
 # Prints the absolute path of the cached qemu-system-x86_64 as the last line of stdout.
 set -eu
 CACHE=${PERFMON_CACHE:-/var/cache/perfmon-lite}
@@ -94,7 +96,7 @@ log "configuring (log: $LOG)"
 mkdir -p "$work/qemu/build"
 (cd "$work/qemu/build" && ../configure --target-list=x86_64-softmmu --without-default-features \
 	--without-default-devices --with-devices-x86_64=perfmon-lite \
-	--enable-tcg --enable-plugins --disable-docs --disable-werror --disable-debug-info) >>"$LOG" 2>&1 || { tail -30 "$LOG" >&2; exit 1; }
+	--enable-tcg --enable-kvm --enable-plugins --disable-docs --disable-werror --disable-debug-info) >>"$LOG" 2>&1 || { tail -30 "$LOG" >&2; exit 1; }
 log "building"
 start=$(date +%s)
 (cd "$work/qemu/build" && nice ninja -j"$(nproc)" qemu-system-x86_64) >>"$LOG" 2>&1 || { tail -40 "$LOG" >&2; exit 1; }

@@ -13,16 +13,22 @@
  *    monitored process uses that counter on C;
  *  - perf's times of an event on a monitored thread never go back, running
  *    never exceeds enabled, and the time perfmon held the counters is
- *    enabled but not running, as under perf's own multiplexing.
+ *    enabled but not running, as under perf's own multiplexing;
+ *  - so do the times of perf's cgroup events while monitored threads of
+ *    two cgroups take turns on C, each switch a cgroup switch of perf's.
  *
  * On a PMU that perf cannot share (Core 2, AMD without PerfMonV2) perf has
  * no hardware event beside a context: the tests skip.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -49,6 +55,7 @@ struct shm {
 	__u64 first;
 	__u64 perf[2];	/* unmonitored_thread_exact: n, then 2n */
 	int perf_err;
+	__u64 ctx[2];	/* cgroup_switches_exact: the child's context */
 };
 
 FIXTURE(beside) {
@@ -609,6 +616,175 @@ TEST_F_TIMEOUT(beside, cpu_wide_event_shows_the_context_time, 120)
 	EXPECT_LE((__u64)blocks() * 2 * LOOP * PFM_LOOP_INSN, pmd);
 	/* the child's time under the context: enabled, not running */
 	EXPECT_LE(ran / 2, v[1] - v[2]);
+}
+
+#define CGROOT	"/sys/fs/cgroup"
+
+/*
+ * Mount cgroup2 if need be and enable a controller in the root's
+ * subtree_control, as systemd does at boot: perf's controller is implicit
+ * on cgroup2, and a child cgroup has its state only once the root's
+ * subtree mask has been computed again, which an enabled controller does.
+ * The controller enabled, to be disabled again, or "" (none was needed,
+ * or none exists: perf_event_open() of a child then fails with ENOENT).
+ */
+static const char *cg_setup(char *ctrl, size_t size)
+{
+	char buf[256], *sp;
+
+	ctrl[0] = '\0';
+	if (access(CGROOT "/cgroup.procs", F_OK) &&
+	    mount("none", CGROOT, "cgroup2", 0, NULL))
+		return NULL;
+	if (pfm_file_read(CGROOT "/cgroup.subtree_control", buf, sizeof(buf)) > 1 ||
+	    pfm_file_read(CGROOT "/cgroup.controllers", buf, sizeof(buf)) <= 1)
+		return ctrl;
+	for (sp = buf; *sp > ' '; sp++)
+		;
+	*sp = '\0';
+	snprintf(ctrl, size, "+%s", buf);
+	if (pfm_file_write(CGROOT "/cgroup.subtree_control", ctrl))
+		ctrl[0] = '\0';
+	return ctrl;
+}
+
+/* Cgroup @name under the cgroup2 root: its fd, or -1. */
+static int cg_make(const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), CGROOT "/%s", name);
+	if (mkdir(path, 0755) && errno != EEXIST)
+		return -1;
+	return open(path, O_RDONLY | O_DIRECTORY);
+}
+
+/* Move the caller to cgroup @name ("" for the root). */
+static int cg_enter(const char *name)
+{
+	char path[128], pid[16];
+
+	snprintf(path, sizeof(path), CGROOT "%s%s/cgroup.procs",
+		 *name ? "/" : "", name);
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	return pfm_file_write(path, pid);
+}
+
+/* A perf host event of cgroup @cgfd on @cpu, as perf stat -G opens it. */
+static int cg_event_open(int cgfd, int cpu)
+{
+	struct perf_event_attr attr;
+
+	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	attr.exclude_guest = 1;
+	attr.exclude_kernel = 1;
+	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+			   PERF_FORMAT_TOTAL_TIME_RUNNING;
+	return syscall(__NR_perf_event_open, &attr, cgfd, cpu, -1,
+		       PERF_FLAG_PID_CGROUP);
+}
+
+/*
+ * Rounds of n, then of 2n, each yielding the CPU, on a started context of
+ * its own: what it counted after each. With @ev, the times of those perf
+ * events are read at each round, and *@back counts those that went back
+ * or had running above enabled.
+ */
+static int cg_rounds(int fd, __u64 *v, const int *ev, int *back)
+{
+	__u64 prev[2][3] = { { 0 } }, t[3], branch;
+	struct pfarg_pmd pmd;
+	int k, i, c;
+
+	for (k = 0; k < 2; k++) {
+		pfm_pmd_set(&pmd, 0, 0);
+		if (pfm_write_pmds(fd, &pmd, 1) || pfm_start(fd, NULL))
+			return -1;
+		for (i = 0; i < blocks(); i++) {
+			pfm_loop(LOOP << k);
+			sched_yield();
+			for (c = 0; ev && c < 2; c++) {
+				if (read_times(ev[c], t))
+					return -1;
+				*back += t[1] < prev[c][1] ||
+					 t[2] < prev[c][2] || t[2] > t[1];
+				memcpy(prev[c], t, sizeof(t));
+			}
+		}
+		if (pfm_stop(fd) || pfm_read2(fd, &v[k], &branch))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Two monitored processes in two cgroups take turns on C, each switch a
+ * cgroup switch of perf's, with a perf event of each cgroup on C (what
+ * perf stat -G opens) and the helper churning: each context counts its
+ * loops exactly (rounds of 2n less rounds of n), and the cgroup events'
+ * times never go back, running never above enabled.
+ */
+TEST_F_TIMEOUT(beside, cgroup_switches_exact, 120)
+{
+	struct shm *s = self->shm;
+	int cg[2], ev[2], i, back = 0, status;
+	__u64 v[2], t[2][3];
+	char ctrl[260];
+
+	if (!cg_setup(ctrl, sizeof(ctrl)))
+		SKIP(return, "no cgroup2: %s", strerror(errno));
+	cg[0] = cg_make("pfm_beside_a");
+	ASSERT_LE(0, cg[0]);
+	cg[1] = cg_make("pfm_beside_b");
+	ASSERT_LE(0, cg[1]);
+	for (i = 0; i < 2; i++) {
+		ev[i] = cg_event_open(cg[i], self->cpu);
+		if (ev[i] < 0 && errno == EOPNOTSUPP)
+			SKIP(return, "no perf cgroup events");
+		ASSERT_LE(0, ev[i]) TH_LOG("cgroup event: %s", pfm_errname(errno));
+	}
+	ASSERT_EQ(0, pfm_pin(0, self->cpu));
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (!self->child) {
+		int fd = pfm_create(0);
+
+		if (cg_enter("pfm_beside_b") || fd < 0 ||
+		    pfm_program(fd, &self->pmu, PFM_EVT_USR) ||
+		    pfm_load(fd, pfm_gettid()) ||
+		    cg_rounds(fd, s->ctx, NULL, NULL))
+			_exit(1);
+		_exit(0);
+	}
+	ASSERT_EQ(0, cg_enter("pfm_beside_a"));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	ASSERT_EQ(0, cg_rounds(self->fd, v, ev, &back));
+	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
+	self->child = -1;
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	EXPECT_COUNT((__u64)blocks() * LOOP * PFM_LOOP_INSN, v[1] - v[0],
+		     "context in cgroup a");
+	EXPECT_COUNT((__u64)blocks() * LOOP * PFM_LOOP_INSN, s->ctx[1] - s->ctx[0],
+		     "context in cgroup b");
+	EXPECT_EQ(0, back) TH_LOG("cgroup event times went back or over");
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, read_times(ev[i], t[i]));
+		EXPECT_LE(t[i][2], t[i][1]);
+	}
+	ksft_print_msg("cgroup events, enabled/running ns: a %llu/%llu, b %llu/%llu\n",
+		       (unsigned long long)t[0][1], (unsigned long long)t[0][2],
+		       (unsigned long long)t[1][1], (unsigned long long)t[1][2]);
+	EXPECT_EQ(0, cg_enter(""));
+	for (i = 0; i < 2; i++) {
+		close(ev[i]);
+		close(cg[i]);
+	}
+	rmdir(CGROOT "/pfm_beside_a");
+	rmdir(CGROOT "/pfm_beside_b");
+	if (ctrl[0]) {
+		ctrl[0] = '-';
+		pfm_file_write(CGROOT "/cgroup.subtree_control", ctrl);
+	}
 }
 
 TEST_HARNESS_MAIN
