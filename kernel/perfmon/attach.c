@@ -210,9 +210,11 @@ static int pfm_detach(struct pfm_context *ctx)
 	 * Once its pointer is cleared, the thread can attach another context
 	 * to itself, and exit or, when its creation failed, be freed: only
 	 * its lock is released after that. Neither can happen before, so
-	 * this reference is not its last.
+	 * this reference is not its last. An exiting thread keeps its mark
+	 * for its last switch-out, which gives the CPU back (pfm_ctx_unlock()).
 	 */
-	arch_pfm_ctxsw_disable(task);
+	if (task != current || !(task->flags & PF_EXITING))
+		arch_pfm_ctxsw_disable(task);
 	pfm_dbg("context unloaded from thread %d\n", task_pid_nr(task));
 	put_task_struct(task);
 	task_lock(task);

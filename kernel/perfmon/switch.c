@@ -580,7 +580,15 @@ void pfm_ctx_unlock(struct pfm_context *ctx, unsigned long flags)
 		pfm_load(ctx);
 	if (!this_cpu_read(pfm_cpu.ctx))
 		pfm_set_rdpmc(this_cpu_ptr(&pfm_cpu), false);
-	pfm_give_back_cpu(this_cpu_ptr(&pfm_cpu));
+	/*
+	 * An exiting thread whose context was detached keeps the CPU, as the
+	 * idle task does, until its last switch-out gives it back, or keeps
+	 * it for a next thread with a context (the parent or the thread
+	 * that joins it): nothing goes back and forth in between.
+	 */
+	if (!(current->flags & PF_EXITING) ||
+	    !arch_pfm_ctxsw_enabled(current))
+		pfm_give_back_cpu(this_cpu_ptr(&pfm_cpu));
 	raw_spin_unlock_irqrestore(&ctx->lock, flags);
 }
 

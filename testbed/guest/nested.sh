@@ -8,13 +8,14 @@
 # libraries and firmware, the test kernel and a small initramfs of perfmon's
 # counting tests.  This script boots that kernel as a KVM guest (L2) of the
 # kvm boot (L1, whose SVM TCG emulates) with the vPMU that KVM offers
-# (-cpu host,pmu=on: the mediated vPMU with kvm_amd.enable_mediated_pmu=1,
-# PerfMonV2 capped at version 2), and passes its serial log on as TAP
-# diagnostics, each line "# L2| ..." with its PERFMON- markers renamed
-# L2GUEST-, so that L1's judge reads them as nothing of its own; the host
-# (check-guest.sh) takes them back out and judges them as a boot of their
-# own, "kvm/L2".  Its one TAP result: the L2 guest ran its tests to the end
-# and reported status 0.  Without /nested or /dev/kvm it skips.
+# (-cpu host,pmu=on,perfmon-v2=on: with kvm_amd.enable_mediated_pmu=1 the
+# mediated vPMU, PerfMonV2 capped at version 2; perfmon-v2=on is the test
+# bed's QEMU patch 0008), and passes its serial log on as TAP diagnostics,
+# each line "# L2| ..." with its PERFMON- markers renamed L2GUEST-, so that
+# L1's judge reads them as nothing of its own; the host (check-guest.sh)
+# takes them back out and judges them as a boot of their own, kvm-L2.
+# Its one TAP result: the L2 guest ran its tests to the end and reported
+# status 0.  Without /nested or /dev/kvm it skips.
 #
 # NESTED_TESTS and NESTED_ARGS (the L2 guest's testbed.ksft= and
 # testbed.ksft_args=) and NESTED_TIMEOUT come from /nested/config.
@@ -39,14 +40,14 @@ if [ ! -c /dev/kvm ]; then
 	exit 4
 fi
 echo "1..1"
-echo "# L2: -cpu host,pmu=on, testbed.ksft=$NESTED_TESTS${NESTED_ARGS:+ testbed.ksft_args=$NESTED_ARGS}"
+echo "# L2: -cpu host,pmu=on,perfmon-v2=on, testbed.ksft=$NESTED_TESTS${NESTED_ARGS:+ testbed.ksft_args=$NESTED_ARGS}"
 log=/tmp/nested-l2.log
 t0=$(cut -d' ' -f1 /proc/uptime)
 # isa-debug-exit: QEMU exits 33 for the guest's status 0, 35 for 1
 {
 	timeout -s KILL "$NESTED_TIMEOUT" \
 		$N/lib/ld-linux-x86-64.so.2 --library-path $N/lib $N/qemu-system-x86_64 \
-		-L $N/fw -accel kvm -machine pc -cpu host,pmu=on,-xsave -smp 2 \
+		-L $N/fw -accel kvm -machine pc -cpu host,pmu=on,perfmon-v2=on,-xsave -smp 2 \
 		-m "$NESTED_MEM" -nodefaults -display none -no-reboot -monitor none \
 		-global kvm-apic.vapic=false \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \

@@ -23,4 +23,10 @@ static inline void arch_pfm_ctxsw_disable(struct task_struct *task)
 	clear_tsk_thread_flag(task, TIF_PERFMON_CTXSW);
 }
 
+/* An exiting thread keeps the flag after its context is detached. */
+static inline bool arch_pfm_ctxsw_enabled(struct task_struct *task)
+{
+	return test_tsk_thread_flag(task, TIF_PERFMON_CTXSW);
+}
+
 #endif /* _ASM_X86_PERFMON_H */
