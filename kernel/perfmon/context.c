@@ -3,11 +3,10 @@
  * perfmon contexts: creation, reference counting and destruction.
  */
 
-#include <linux/cred.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 
-#include "attach.h"
+#include "inherit.h"
 #include "context.h"
 #include "resource.h"
 

@@ -30,6 +30,7 @@
 
 #include "attach.h"
 #include "context.h"
+#include "inherit.h"
 #include "regs.h"
 #include "resource.h"
 #include "switch.h"

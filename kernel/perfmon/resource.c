@@ -8,7 +8,7 @@
  * descriptors hold nothing. Where the PMU can be shared (PFM_PMU_SHARED),
  * the reservation only keeps out the events of the PMU's other user that
  * cannot step aside, and each CPU's counters are perfmon's only while a
- * context is live there (switch.c); elsewhere it takes every counter.
+ * context is live there (owner.c); elsewhere it takes every counter.
  * Either way the other user's events that stand in the way make attaching
  * a context fail with -EBUSY, and cannot be created while perfmon holds
  * the reservation.

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Moving a context between memory and the PMU of a CPU.
+ * What the rest of perfmon asks of the CPUs' PMUs: moving a context
+ * between memory and the PMU, reading it, and giving the PMU back.
  */
 #ifndef _KERNEL_PERFMON_SWITCH_H
 #define _KERNEL_PERFMON_SWITCH_H
