@@ -267,7 +267,8 @@ log=$LOGDIR/kselftest-build.log
 	rm -rf "$STAGE_KEXEC" && mkdir -p "$STAGE_KEXEC/2/kexec" "$STAGE_KEXEC/1/kexec" &&
 	gcc -static -O2 -Wall -Wno-unused-function -isystem "$TEST_O/usr/include" \
 		-I "$BASE_REPO/tools/testing/selftests/perfmon" \
-		-o "$STAGE_KEXEC/2/kexec/kexec" "$TESTBED/guest/kexec.c" &&
+		-o "$STAGE_KEXEC/2/kexec/kexec" "$TESTBED/guest/kexec.c" \
+		"$BASE_REPO/tools/testing/selftests/perfmon/pfm_util.c" &&
 	install -m 0755 "$TESTBED/guest/kexec-after.sh" "$STAGE_KEXEC/2/kexec/after.sh" &&
 	"$TESTBED/mkinitramfs.sh" "$STAGE_KEXEC/1/kexec/initrd.gz" "" "$STAGE_KEXEC/2" &&
 	cp "$STAGE_KEXEC/2/kexec/kexec" "$bzimage" "$STAGE_KEXEC/1/kexec/" &&
@@ -276,7 +277,8 @@ log=$LOGDIR/kselftest-build.log
 	rm -rf "$STAGE_LOCKUP" && mkdir -p "$STAGE_LOCKUP/lockup" &&
 	gcc -static -O2 -Wall -Wno-unused-function -isystem "$TEST_O/usr/include" \
 		-I "$BASE_REPO/tools/testing/selftests/perfmon" \
-		-o "$STAGE_LOCKUP/lockup/lockup" "$TESTBED/guest/lockup.c" &&
+		-o "$STAGE_LOCKUP/lockup/lockup" "$TESTBED/guest/lockup.c" \
+		"$BASE_REPO/tools/testing/selftests/perfmon/pfm_util.c" &&
 	gcc -static -O2 -Wall -isystem "$TEST_O/usr/include" -o "$STAGE_LOCKUP/lockup/pfm_count" \
 		"$BASE_REPO/samples/perfmon/pfm_count.c" &&
 	gcc -static -O2 -Wall -pthread -o "$STAGE_LOCKUP/lockup/pfm-threads" \

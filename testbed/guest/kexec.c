@@ -16,7 +16,7 @@
  * the other CPU. The kernel that boots next must find no counter counting
  * (perf_events reports a "Broken BIOS" when it does).
  *
- * Built by check-guest.sh against the selftests' pfm_util.h and the uapi
+ * Built by check-guest.sh with the selftests' pfm_util.c and the uapi
  * headers of the test kernel.
  */
 #define _GNU_SOURCE

@@ -50,7 +50,7 @@
  * the loop has stopped for 3 s, where it waits in the kernel. Without a
  * report in REPORT_SECONDS the boot ends with status 1.
  *
- * Built by check-guest.sh against the selftests' pfm_util.h and the uapi
+ * Built by check-guest.sh with the selftests' pfm_util.c and the uapi
  * headers of the test kernel.
  */
 #define _GNU_SOURCE

@@ -27,8 +27,6 @@
 #include <linux/perf_event.h>
 #include <linux/perfmon.h>
 
-#include "../kselftest_harness.h"
-
 #define PFM_SYSFS	"/sys/kernel/perfmon"
 
 /* Offsets of the twelve calls from __NR_pfm_create_context. */
@@ -48,168 +46,26 @@ enum pfm_call {
 	PFM_NR_CALLS
 };
 
-static inline long pfm_create_context(struct pfarg_ctx *ctx, const char *smpl_name,
-				      void *smpl_arg, size_t smpl_size)
-{
-	return syscall(__NR_pfm_create_context, ctx, smpl_name, smpl_arg,
-		       smpl_size);
-}
-
-/* Create a context with the given flags; -1 and errno on failure. */
-static inline int pfm_create(unsigned int flags)
-{
-	struct pfarg_ctx ctx;
-
-	memset(&ctx, 0, sizeof(ctx));
-	ctx.ctx_flags = flags;
-	return pfm_create_context(&ctx, NULL, NULL, 0);
-}
-
-/*
- * Read a sysfs file of perfmon into buf (at most size - 1 bytes, NUL
- * terminated). Returns the number of bytes read or -1 with errno set.
- */
-static inline int pfm_read_sysfs(const char *name, char *buf, size_t size)
-{
-	char path[256];
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), PFM_SYSFS "/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	n = fread(buf, 1, size - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return n;
-}
-
-/* Is perfmon in this kernel at all? */
-static inline int pfm_present(void)
-{
-	return access(PFM_SYSFS "/version", R_OK) == 0;
-}
-
-/* The lowest free file descriptor, to show that a failed call kept none. */
-static inline int pfm_next_fd(void)
-{
-	int fd = dup(0);
-
-	if (fd >= 0)
-		close(fd);
-	return fd;
-}
-
-/* The other calls, raw: -1 and errno on failure, as libpfm-3.x sees them. */
-static inline int pfm_write_pmcs(int fd, struct pfarg_pmc *pmcs, int count)
-{
-	return syscall(__NR_pfm_write_pmcs, fd, pmcs, count);
-}
-
-static inline int pfm_write_pmds(int fd, struct pfarg_pmd *pmds, int count)
-{
-	return syscall(__NR_pfm_write_pmds, fd, pmds, count);
-}
-
-static inline int pfm_read_pmds(int fd, struct pfarg_pmd *pmds, int count)
-{
-	return syscall(__NR_pfm_read_pmds, fd, pmds, count);
-}
-
-static inline int pfm_load_context(int fd, struct pfarg_load *load)
-{
-	return syscall(__NR_pfm_load_context, fd, load);
-}
-
-static inline int pfm_start(int fd, struct pfarg_start *start)
-{
-	return syscall(__NR_pfm_start, fd, start);
-}
-
-static inline int pfm_stop(int fd)
-{
-	return syscall(__NR_pfm_stop, fd);
-}
-
-static inline int pfm_unload_context(int fd)
-{
-	return syscall(__NR_pfm_unload_context, fd);
-}
-
-static inline int pfm_create_evtsets(int fd, struct pfarg_setdesc *sets,
-				     int count)
-{
-	return syscall(__NR_pfm_create_evtsets, fd, sets, count);
-}
-
-static inline int pfm_getinfo_evtsets(int fd, struct pfarg_setinfo *sets,
-				      int count)
-{
-	return syscall(__NR_pfm_getinfo_evtsets, fd, sets, count);
-}
-
-static inline pid_t pfm_gettid(void)
-{
-	return syscall(SYS_gettid);
-}
-
-/* Load a context on a thread given by its thread id. */
-static inline int pfm_load(int fd, pid_t tid)
-{
-	struct pfarg_load load;
-
-	memset(&load, 0, sizeof(load));
-	load.load_pid = tid;
-	return pfm_load_context(fd, &load);
-}
-
-/* Read a number (decimal, 0x hex or -1) from a perfmon sysfs file. */
-static inline int pfm_sysfs_u64(const char *name, __u64 *val)
-{
-	char buf[64], *end;
-
-	if (pfm_read_sysfs(name, buf, sizeof(buf)) <= 0)
-		return -1;
-	errno = 0;
-	*val = strtoull(buf, &end, 0);
-	if (errno || end == buf || *end != '\n' || end[1])
-		return -1;
-	return 0;
-}
-
-/* task_sessions_count, or -1. */
-static inline long pfm_sessions(void)
-{
-	__u64 val;
-
-	if (pfm_sysfs_u64("task_sessions_count", &val))
-		return -1;
-	return val;
-}
-
-/* Write a string to a perfmon sysfs file: 0, or -1 with errno set. */
-static inline int pfm_sysfs_write(const char *name, const char *val)
-{
-	char path[256];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), PFM_SYSFS "/%s", name);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -1;
-	n = write(fd, val, strlen(val));
-	if (n < 0) {
-		int err = errno;
-
-		close(fd);
-		errno = err;
-		return -1;
-	}
-	close(fd);
-	return 0;
-}
+long pfm_create_context(struct pfarg_ctx *ctx, const char *smpl_name,
+			void *smpl_arg, size_t smpl_size);
+int pfm_create(unsigned int flags);
+int pfm_read_sysfs(const char *name, char *buf, size_t size);
+int pfm_present(void);
+int pfm_next_fd(void);
+int pfm_write_pmcs(int fd, struct pfarg_pmc *pmcs, int count);
+int pfm_write_pmds(int fd, struct pfarg_pmd *pmds, int count);
+int pfm_read_pmds(int fd, struct pfarg_pmd *pmds, int count);
+int pfm_load_context(int fd, struct pfarg_load *load);
+int pfm_start(int fd, struct pfarg_start *start);
+int pfm_stop(int fd);
+int pfm_unload_context(int fd);
+int pfm_create_evtsets(int fd, struct pfarg_setdesc *sets, int count);
+int pfm_getinfo_evtsets(int fd, struct pfarg_setinfo *sets, int count);
+pid_t pfm_gettid(void);
+int pfm_load(int fd, pid_t tid);
+int pfm_sysfs_u64(const char *name, __u64 *val);
+long pfm_sessions(void);
+int pfm_sysfs_write(const char *name, const char *val);
 
 /* The PMU models /sys/kernel/perfmon/pmu_desc/model names. */
 enum pfm_model {
@@ -220,12 +76,7 @@ enum pfm_model {
 	PFM_MODEL_UNKNOWN
 };
 
-static const char * const pfm_model_names[] = {
-	[PFM_MODEL_INTEL_CORE]	= "Intel Core",
-	[PFM_MODEL_INTEL_ARCH]	= "Intel architectural perfmon",
-	[PFM_MODEL_AMD64]	= "AMD64",
-	[PFM_MODEL_AMD64_F15H]	= "AMD64 Fam15h",
-};
+extern const char * const pfm_model_names[];
 
 /* First PMC/PMD number of the Intel fixed counters. */
 #define PFM_FIXED_BASE	16
@@ -240,100 +91,159 @@ struct pfm_pmu {
 	unsigned int fixed_width; /* counter width of PMD16 */
 };
 
-static inline int pfm_reg_exists(const char *kind, int num)
-{
-	char path[256];
+int pfm_reg_exists(const char *kind, int num);
+int pfm_reg_attr(const char *kind, int num, const char *attr, __u64 *val);
+int pfm_pmu_probe(struct pfm_pmu *pmu);
+int pfm_usable(struct pfm_pmu *pmu, const char **reason);
 
-	snprintf(path, sizeof(path), PFM_SYSFS "/pmu_desc/%s%d", kind, num);
-	return access(path, F_OK) == 0;
-}
+/* Event-select bits, Intel and AMD alike. */
+#define PFM_EVT_USR	0x00010000ULL
+#define PFM_EVT_OS	0x00020000ULL
+#define PFM_EVT_INT	0x00100000ULL
+#define PFM_EVT_EN	0x00400000ULL
 
-/* Read one attribute of pmu_desc/<kind><num>/ as a number. */
-static inline int pfm_reg_attr(const char *kind, int num, const char *attr,
-			       __u64 *val)
-{
-	char name[128];
+/* Privilege filter of FIXED_CTR_CTRL, per 4-bit field. */
+#define PFM_FIXED_OS	0x1ULL
+#define PFM_FIXED_USR	0x2ULL
+#define PFM_FIXED_PMI	0x8ULL
 
-	snprintf(name, sizeof(name), "pmu_desc/%s%d/%s", kind, num, attr);
-	return pfm_sysfs_u64(name, val);
-}
+enum pfm_event {
+	PFM_EV_INSN,	/* instructions retired */
+	PFM_EV_BRANCH,	/* branch instructions retired */
+	PFM_EV_CYCLES,	/* core cycles, not halted */
+};
 
-static inline int pfm_pmu_probe(struct pfm_pmu *pmu)
-{
-	char buf[64];
-	__u64 w;
-	int i;
-
-	memset(pmu, 0, sizeof(*pmu));
-	if (pfm_read_sysfs("pmu_desc/model", buf, sizeof(buf)) <= 0)
-		return -1;
-	buf[strcspn(buf, "\n")] = '\0';
-	pmu->model = PFM_MODEL_UNKNOWN;
-	for (i = 0; i < PFM_MODEL_UNKNOWN; i++)
-		if (!strcmp(buf, pfm_model_names[i]))
-			pmu->model = i;
-	if (pmu->model == PFM_MODEL_UNKNOWN)
-		return -1;
-	pmu->amd = pmu->model == PFM_MODEL_AMD64 ||
-		   pmu->model == PFM_MODEL_AMD64_F15H;
-	while (pmu->nr_gp < PFM_FIXED_BASE && pfm_reg_exists("pmd", pmu->nr_gp))
-		pmu->nr_gp++;
-	while (pfm_reg_exists("pmd", PFM_FIXED_BASE + pmu->nr_fixed))
-		pmu->nr_fixed++;
-	if (!pmu->nr_gp)
-		return -1;
-	if (pfm_reg_attr("pmd", 0, "width", &w))
-		return -1;
-	pmu->gp_width = w;
-	if (pmu->nr_fixed) {
-		if (pfm_reg_attr("pmd", PFM_FIXED_BASE, "width", &w))
-			return -1;
-		pmu->fixed_width = w;
-	}
-	return 0;
-}
+__u64 pfm_evtsel(const struct pfm_pmu *pmu, enum pfm_event ev, __u64 plm);
+void pfm_pmc_set(struct pfarg_pmc *pmc, unsigned int num, __u64 value);
+void pfm_pmd_set(struct pfarg_pmd *pmd, unsigned int num, __u64 value);
+int pfm_program(int fd, const struct pfm_pmu *pmu, __u64 plm);
+int pfm_write_pmd(int fd, unsigned int num, __u64 value);
+int pfm_read_pmd(int fd, unsigned int num, __u64 *value);
+int pfm_read2(int fd, __u64 *insn, __u64 *branch);
 
 /*
- * Can the tests count? 0: yes, pmu filled in. Otherwise *reason says why
- * the tests that need a context skip (1) or why they cannot run (-1).
+ * Calibrated loops, in assembly so that the compiler cannot change them.
+ *
+ * pfm_loop(n): 2 + 5 * n user instructions and 1 + n branch instructions
+ * (n = 0 included). The difference between two values of n is therefore
+ * exactly PFM_LOOP_INSN and PFM_LOOP_BRANCH per iteration.
+ *
+ * pfm_syscall_loop(n), n > 0: n getppid() system calls, PFM_SYSLOOP_INSN
+ * user instructions per iteration (mov, syscall or int $0x80, dec, jnz),
+ * counting the instruction that enters the kernel as a user instruction.
  */
-static inline int pfm_usable(struct pfm_pmu *pmu, const char **reason)
-{
-	int fd, err;
+#define PFM_LOOP_INSN		5
+#define PFM_LOOP_BRANCH		1
+#define PFM_SYSLOOP_INSN	4
 
-	*reason = "";
-	if (!pfm_present()) {
-		*reason = "perfmon is not in this kernel";
-		return 1;
-	}
-	fd = pfm_create(0);
-	if (fd < 0) {
-		err = errno;
-		*reason = "pfm_create_context failed";
-		if (err == ENODEV) {
-			*reason = "no PMU perfmon supports";
-			return 1;
-		}
-		return -1;
-	}
-	/* the PMU is taken when a context is attached */
-	if (pfm_load(fd, pfm_gettid())) {
-		err = errno;
-		close(fd);
-		*reason = "pfm_load_context on the caller failed";
-		if (err == EBUSY) {
-			*reason = "perf_events holds the PMU (NMI watchdog?)";
-			return 1;
-		}
-		return -1;
-	}
-	close(fd);
-	if (pfm_pmu_probe(pmu)) {
-		*reason = "pmu_desc is missing or incomplete";
-		return -1;
-	}
-	return 0;
-}
+#define PFM__STR(x)	#x
+#define PFM_STR(x)	PFM__STR(x)
+
+void pfm_loop(unsigned long n);
+void pfm_syscall_loop(unsigned long n);
+__u64 pfm_rdpmc(unsigned int idx);
+sigjmp_buf *pfm_rdpmc_jmp(void);
+void pfm_rdpmc_fault(int sig);
+int pfm_rdpmc_safe(unsigned int idx, __u64 *val);
+int pfm_measure(int fd, unsigned long n, __u64 *insn, __u64 *branch);
+pid_t pfm_wait_stop(pid_t pid, int sig);
+pid_t pfm_fork_stopped(void (*body)(unsigned long n), unsigned long n);
+pid_t pfm_fork_stopped_loop(unsigned long n);
+pid_t pfm_fork_idle(void);
+int pfm_cont_wait_exit(pid_t pid);
+void pfm_kill(pid_t pid);
+int pfm_pin(pid_t pid, int cpu);
+int pfm_two_cpus(int *a, int *b);
+
+/*
+ * Exec of the test binary itself as a counted command: with
+ * PFM_LOOP_ENV=<n> in its environment, a test binary that calls
+ * pfm_exec_child_main() from a constructor runs pfm_loop(n) and exits 0
+ * before the harness starts.
+ */
+#define PFM_LOOP_ENV	"PFM_SELFTEST_LOOP"
+
+void pfm_exec_child_main(void);
+pid_t pfm_exec_self_traced(char *arg0, char *env);
+int pfm_copy_self(char *path, size_t size, mode_t mode);
+int pfm_file_read(const char *path, char *buf, size_t size);
+
+/* perfmon's debug statistics: a line of names, then a line per CPU. */
+#define PFM_STATS	"/sys/kernel/debug/perfmon/stats"
+
+long long pfm_cpu_stat(const char *name, int cpu);
+int pfm_file_write(const char *path, const char *val);
+
+/*
+ * perf_event_paranoid decides what users without CAP_PERFMON may count,
+ * with perfmon as with perf_events; Debian's default, 3, forbids them
+ * everything. pfm_paranoid_set() sets a level and returns the previous
+ * one (PFM_PARANOID_KEEP when it could not), for pfm_paranoid_restore().
+ */
+#define PFM_PARANOID		"/proc/sys/kernel/perf_event_paranoid"
+#define PFM_PARANOID_KEEP	(-1000)
+
+int pfm_paranoid_get(void);
+int pfm_paranoid_write(int level);
+int pfm_paranoid_set(int level);
+void pfm_paranoid_restore(int old);
+
+/*
+ * Drop root in a single-threaded child: uid 65534 (nobody), the given gid,
+ * no supplementary groups, and with them every capability.
+ */
+#ifdef SYS_setresuid32
+#define PFM_SYS_SETGROUPS	SYS_setgroups32
+#define PFM_SYS_SETRESGID	SYS_setresgid32
+#define PFM_SYS_SETRESUID	SYS_setresuid32
+#else
+#define PFM_SYS_SETGROUPS	SYS_setgroups
+#define PFM_SYS_SETRESGID	SYS_setresgid
+#define PFM_SYS_SETRESUID	SYS_setresuid
+#endif
+
+int pfm_drop_root(gid_t gid);
+
+/*
+ * unprivileged_reserve: at 0 (the default) only callers with CAP_PERFMON
+ * may attach contexts, and pfm_load_context() fails with EACCES for the
+ * others. A test that loads contexts as an unprivileged user sets it to 1
+ * for its duration: pfm_reserve_allow() saves the value in @old
+ * (PFM_RESERVE_LEN bytes; "" when it could not be read, and then nothing
+ * is written) and writes 1; pfm_reserve_restore() writes @old back.
+ * 0, or -1 with errno set.
+ */
+#define PFM_RESERVE		"unprivileged_reserve"
+#define PFM_RESERVE_LEN		16
+
+int pfm_reserve_allow(char *old);
+int pfm_reserve_restore(char *old);
+
+/*
+ * perf's rdpmc knob, which perfmon obeys too. A hybrid Intel processor has
+ * no "cpu" PMU in perf but one per core type, and there the knob is
+ * cpu_core's (cpu_atom's is the same, global, setting). The path of the
+ * "cpu" knob where it exists or where neither does.
+ */
+#define PFM_PERF_DEVICES	"/sys/bus/event_source/devices"
+
+const char *pfm_rdpmc_knob_path(void);
+void pfm_perf_attr(struct perf_event_attr *attr, __u32 type, __u64 config);
+void pfm_perf_keep_on_core(pid_t pid);
+int pfm_perf_open(struct perf_event_attr *attr, pid_t pid,
+		  int cpu, int group_fd);
+long pfm_ctx_switches(void);
+int pfm_pmu_shared(void);
+int pfm_perf_busy_errno(void);
+int pfm_cpuid_counters(unsigned int *gp, unsigned int *fixed);
+const char *pfm_errname(int err);
+long long pfm_irq_count(const char *name, int cpu);
+
+/*
+ * For the test programs, which include kselftest_harness.h before this
+ * header: pfm_util.c does not.
+ */
+#ifdef __KSELFTEST_HARNESS_H
 
 /*
  * The start of a test that needs a context with @gp general-purpose
@@ -365,795 +275,6 @@ static inline int pfm_require_pmu(struct __test_metadata *_metadata,
 	return pfm_require_pmu_gp(_metadata, pmu, 2);
 }
 
-/* Event-select bits, Intel and AMD alike. */
-#define PFM_EVT_USR	0x00010000ULL
-#define PFM_EVT_OS	0x00020000ULL
-#define PFM_EVT_INT	0x00100000ULL
-#define PFM_EVT_EN	0x00400000ULL
-
-/* Privilege filter of FIXED_CTR_CTRL, per 4-bit field. */
-#define PFM_FIXED_OS	0x1ULL
-#define PFM_FIXED_USR	0x2ULL
-#define PFM_FIXED_PMI	0x8ULL
-
-enum pfm_event {
-	PFM_EV_INSN,	/* instructions retired */
-	PFM_EV_BRANCH,	/* branch instructions retired */
-	PFM_EV_CYCLES,	/* core cycles, not halted */
-};
-
-/* Event-select value for a GP counter, with EN and INT, as tools write it. */
-static inline __u64 pfm_evtsel(const struct pfm_pmu *pmu, enum pfm_event ev,
-			       __u64 plm)
-{
-	static const __u64 intel[] = { 0xc0, 0xc4, 0x3c };
-	static const __u64 amd[] = { 0xc0, 0xc2, 0x76 };
-
-	return (pmu->amd ? amd[ev] : intel[ev]) | plm | PFM_EVT_INT |
-	       PFM_EVT_EN;
-}
-
-static inline void pfm_pmc_set(struct pfarg_pmc *pmc, unsigned int num,
-			       __u64 value)
-{
-	memset(pmc, 0, sizeof(*pmc));
-	pmc->reg_num = num;
-	pmc->reg_value = value;
-}
-
-static inline void pfm_pmd_set(struct pfarg_pmd *pmd, unsigned int num,
-			       __u64 value)
-{
-	memset(pmd, 0, sizeof(*pmd));
-	pmd->reg_num = num;
-	pmd->reg_value = value;
-}
-
-/*
- * The usual set-up of the tests: PMC0/PMD0 count instructions and
- * PMC1/PMD1 branch instructions, at privilege levels plm, from 0.
- */
-static inline int pfm_program(int fd, const struct pfm_pmu *pmu, __u64 plm)
-{
-	struct pfarg_pmc pmcs[2];
-	struct pfarg_pmd pmds[2];
-
-	pfm_pmc_set(&pmcs[0], 0, pfm_evtsel(pmu, PFM_EV_INSN, plm));
-	pfm_pmc_set(&pmcs[1], 1, pfm_evtsel(pmu, PFM_EV_BRANCH, plm));
-	pfm_pmd_set(&pmds[0], 0, 0);
-	pfm_pmd_set(&pmds[1], 1, 0);
-	if (pfm_write_pmcs(fd, pmcs, 2))
-		return -1;
-	return pfm_write_pmds(fd, pmds, 2);
-}
-
-/* Write one PMD. */
-static inline int pfm_write_pmd(int fd, unsigned int num, __u64 value)
-{
-	struct pfarg_pmd pmd;
-
-	pfm_pmd_set(&pmd, num, value);
-	return pfm_write_pmds(fd, &pmd, 1);
-}
-
-/* Read one PMD; -1 and errno on failure. */
-static inline int pfm_read_pmd(int fd, unsigned int num, __u64 *value)
-{
-	struct pfarg_pmd pmd;
-
-	pfm_pmd_set(&pmd, num, 0);
-	if (pfm_read_pmds(fd, &pmd, 1))
-		return -1;
-	*value = pmd.reg_value;
-	return 0;
-}
-
-/* Read PMD0 (instructions) and PMD1 (branches) of pfm_program(). */
-static inline int pfm_read2(int fd, __u64 *insn, __u64 *branch)
-{
-	struct pfarg_pmd pmds[2];
-
-	pfm_pmd_set(&pmds[0], 0, 0);
-	pfm_pmd_set(&pmds[1], 1, 0);
-	if (pfm_read_pmds(fd, pmds, 2))
-		return -1;
-	*insn = pmds[0].reg_value;
-	*branch = pmds[1].reg_value;
-	return 0;
-}
-
-/*
- * Calibrated loops, in assembly so that the compiler cannot change them.
- *
- * pfm_loop(n): 2 + 5 * n user instructions and 1 + n branch instructions
- * (n = 0 included). The difference between two values of n is therefore
- * exactly PFM_LOOP_INSN and PFM_LOOP_BRANCH per iteration.
- *
- * pfm_syscall_loop(n), n > 0: n getppid() system calls, PFM_SYSLOOP_INSN
- * user instructions per iteration (mov, syscall or int $0x80, dec, jnz),
- * counting the instruction that enters the kernel as a user instruction.
- */
-#define PFM_LOOP_INSN		5
-#define PFM_LOOP_BRANCH		1
-#define PFM_SYSLOOP_INSN	4
-
-#define PFM__STR(x)	#x
-#define PFM_STR(x)	PFM__STR(x)
-
-void pfm_loop(unsigned long n);
-void pfm_syscall_loop(unsigned long n);
-
-#if defined(__x86_64__)
-asm(".pushsection .text\n"
-	".type pfm_loop, @function\n"
-	"pfm_loop:\n"
-	"	test	%rdi, %rdi\n"
-	"	jz	2f\n"
-	"1:	nop\n"
-	"	nop\n"
-	"	inc	%rax\n"
-	"	dec	%rdi\n"
-	"	jnz	1b\n"
-	"2:	ret\n"
-	".size pfm_loop, . - pfm_loop\n"
-	".type pfm_syscall_loop, @function\n"
-	"pfm_syscall_loop:\n"
-	"1:	mov	$" PFM_STR(__NR_getppid) ", %eax\n"
-	"	syscall\n"
-	"	dec	%rdi\n"
-	"	jnz	1b\n"
-	"	ret\n"
-	".size pfm_syscall_loop, . - pfm_syscall_loop\n"
-	".popsection\n");
-#elif defined(__i386__)
-asm(".pushsection .text\n"
-	".type pfm_loop, @function\n"
-	"pfm_loop:\n"
-	"	mov	4(%esp), %ecx\n"
-	"	test	%ecx, %ecx\n"
-	"	jz	2f\n"
-	"1:	nop\n"
-	"	nop\n"
-	"	inc	%eax\n"
-	"	dec	%ecx\n"
-	"	jnz	1b\n"
-	"2:	ret\n"
-	".size pfm_loop, . - pfm_loop\n"
-	".type pfm_syscall_loop, @function\n"
-	"pfm_syscall_loop:\n"
-	"	mov	4(%esp), %ecx\n"
-	"1:	mov	$" PFM_STR(__NR_getppid) ", %eax\n"
-	"	int	$0x80\n"
-	"	dec	%ecx\n"
-	"	jnz	1b\n"
-	"	ret\n"
-	".size pfm_syscall_loop, . - pfm_syscall_loop\n"
-	".popsection\n");
-#else
-#error "perfmon exists on x86 only"
-#endif
-
-/* RDPMC of counter idx (bit 30: Intel fixed counter). */
-static inline __u64 pfm_rdpmc(unsigned int idx)
-{
-	unsigned int lo, hi;
-
-	asm volatile("rdpmc" : "=a" (lo), "=d" (hi) : "c" (idx));
-	return (__u64)hi << 32 | lo;
-}
-
-static inline sigjmp_buf *pfm_rdpmc_jmp(void)
-{
-	static __thread sigjmp_buf jmp;
-
-	return &jmp;
-}
-
-static inline void pfm_rdpmc_fault(int sig)
-{
-	siglongjmp(*pfm_rdpmc_jmp(), 1);
-}
-
-/* RDPMC that survives its fault: 0 and *val, or -1 after SIGSEGV. */
-static inline int pfm_rdpmc_safe(unsigned int idx, __u64 *val)
-{
-	struct sigaction sa, old;
-	int ret = 0;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = pfm_rdpmc_fault;
-	if (sigaction(SIGSEGV, &sa, &old))
-		return -1;
-	if (sigsetjmp(*pfm_rdpmc_jmp(), 1))
-		ret = -1;
-	else
-		*val = pfm_rdpmc(idx);
-	sigaction(SIGSEGV, &old, NULL);
-	return ret;
-}
-
-/*
- * Self-monitoring measurement with the set-up of pfm_program() on a context
- * loaded on the caller: zero the counters, start, run pfm_loop(n), stop,
- * read. The code around the loop is the same for every n, so the
- * difference between two values of n is exact.
- */
-static inline int pfm_measure(int fd, unsigned long n, __u64 *insn,
-			      __u64 *branch)
-{
-	struct pfarg_pmd pmds[2];
-
-	pfm_pmd_set(&pmds[0], 0, 0);
-	pfm_pmd_set(&pmds[1], 1, 0);
-	if (pfm_write_pmds(fd, pmds, 2))
-		return -1;
-	if (pfm_start(fd, NULL))
-		return -1;
-	pfm_loop(n);
-	if (pfm_stop(fd))
-		return -1;
-	return pfm_read2(fd, insn, branch);
-}
-
-/*
- * Wait for the child @pid to stop with signal @sig: @pid, or -1 with the
- * child killed and reaped when it does anything else.
- */
-static inline pid_t pfm_wait_stop(pid_t pid, int sig)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
-	    WSTOPSIG(status) != sig) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		return -1;
-	}
-	return pid;
-}
-
-/*
- * A child that stops itself under ptrace: fork, PTRACE_TRACEME, SIGSTOP;
- * once continued it runs body(n) and exits with 0. Returns the pid with
- * the child in its SIGSTOP stop, or -1.
- */
-static inline pid_t pfm_fork_stopped(void (*body)(unsigned long n),
-				     unsigned long n)
-{
-	pid_t pid;
-
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
-			_exit(1);
-		raise(SIGSTOP);
-		body(n);
-		_exit(0);
-	}
-	return pfm_wait_stop(pid, SIGSTOP);
-}
-
-/* The same, the child running pfm_loop(n). */
-static inline pid_t pfm_fork_stopped_loop(unsigned long n)
-{
-	return pfm_fork_stopped(pfm_loop, n);
-}
-
-/* A child that only waits to be killed (not traced, not stopped). */
-static inline pid_t pfm_fork_idle(void)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		for (;;)
-			pause();
-	}
-	return pid;
-}
-
-/*
- * Continue a stopped traced child without a signal and wait for its end:
- * its exit status, or -1 if it stopped again or died of a signal.
- */
-static inline int pfm_cont_wait_exit(pid_t pid)
-{
-	int status;
-
-	if (ptrace(PTRACE_CONT, pid, NULL, NULL))
-		return -1;
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	if (!WIFEXITED(status)) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		return -1;
-	}
-	return WEXITSTATUS(status);
-}
-
-/* Kill a child and reap it. */
-static inline void pfm_kill(pid_t pid)
-{
-	if (pid > 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
-}
-
-/* Let the thread @pid (0: the caller) run on @cpu only. */
-static inline int pfm_pin(pid_t pid, int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(pid, sizeof(set), &set);
-}
-
-/* The first two CPUs the caller may run on: 0, or -1 if it has one. */
-static inline int pfm_two_cpus(int *a, int *b)
-{
-	cpu_set_t set;
-	int cpu, n = 0;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return -1;
-	for (cpu = 0; cpu < CPU_SETSIZE && n < 2; cpu++) {
-		if (!CPU_ISSET(cpu, &set))
-			continue;
-		if (n++)
-			*b = cpu;
-		else
-			*a = cpu;
-	}
-	return n == 2 ? 0 : -1;
-}
-
-/*
- * Exec of the test binary itself as a counted command: with
- * PFM_LOOP_ENV=<n> in its environment, a test binary that calls
- * pfm_exec_child_main() from a constructor runs pfm_loop(n) and exits 0
- * before the harness starts.
- */
-#define PFM_LOOP_ENV	"PFM_SELFTEST_LOOP"
-
-static inline void pfm_exec_child_main(void)
-{
-	const char *s = getenv(PFM_LOOP_ENV);
-
-	if (!s)
-		return;
-	pfm_loop(strtoul(s, NULL, 10));
-	_exit(0);
-}
-
-/*
- * Fork and exec the test binary with @arg0 and the one environment string
- * @env, under ptrace and without address space randomization (two runs
- * are then identical): the child, stopped at the exec, or -1.
- */
-static inline pid_t pfm_exec_self_traced(char *arg0, char *env)
-{
-	char *envp[2] = { env, NULL }, *argv[2] = { arg0, NULL };
-	pid_t pid;
-
-	pid = fork();
-	if (pid == 0) {
-		if (personality(ADDR_NO_RANDOMIZE) < 0 ||
-		    ptrace(PTRACE_TRACEME, 0, NULL, NULL))
-			_exit(1);
-		execve("/proc/self/exe", argv, envp);
-		_exit(2);
-	}
-	return pid < 0 ? -1 : pfm_wait_stop(pid, SIGTRAP);
-}
-
-/*
- * Copy the test binary to a new file of /tmp with @mode, its name in @path
- * (@size bytes): 0, or -1 with no file left and @path empty.
- */
-static inline int pfm_copy_self(char *path, size_t size, mode_t mode)
-{
-	char buf[65536];
-	ssize_t n = -1;
-	int in, out;
-
-	snprintf(path, size, "/tmp/pfm_self_XXXXXX");
-	out = mkstemp(path);
-	if (out < 0) {
-		path[0] = '\0';
-		return -1;
-	}
-	in = open("/proc/self/exe", O_RDONLY);
-	if (in >= 0) {
-		while ((n = read(in, buf, sizeof(buf))) > 0)
-			if (write(out, buf, n) != n)
-				break;
-		close(in);
-	}
-	if (n || fchmod(out, mode)) {
-		close(out);
-		unlink(path);
-		path[0] = '\0';
-		return -1;
-	}
-	close(out);
-	return 0;
-}
-
-/*
- * Read a small file (a sysctl, a sysfs knob) into buf, NUL terminated:
- * its length, or -1 with buf empty.
- */
-static inline int pfm_file_read(const char *path, char *buf, size_t size)
-{
-	ssize_t n;
-	int fd;
-
-	buf[0] = '\0';
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return n;
-}
-
-/* perfmon's debug statistics: a line of names, then a line per CPU. */
-#define PFM_STATS	"/sys/kernel/debug/perfmon/stats"
-
-/* The column @name of CPU @cpu in the debug statistics, or -1. */
-static inline long long pfm_cpu_stat(const char *name, int cpu)
-{
-	char buf[4096], *line, *tok, *save;
-	long long val = -1;
-	int col = -1, i;
-
-	if (pfm_file_read(PFM_STATS, buf, sizeof(buf)) <= 0)
-		return -1;
-	line = strtok_r(buf, "\n", &save);
-	for (i = 0, tok = line; tok; i++) {
-		char *sp = strchr(tok, ' ');
-
-		if (sp)
-			*sp = '\0';
-		if (!strcmp(tok, name))
-			col = i;
-		tok = sp ? sp + 1 : NULL;
-	}
-	while (col > 0 && (line = strtok_r(NULL, "\n", &save))) {
-		char *end;
-
-		if (strtol(line, &end, 10) != cpu || *end != ' ')
-			continue;
-		for (i = 0, tok = line; tok && i < col; i++) {
-			tok = strchr(tok, ' ');
-			if (tok)
-				tok++;
-		}
-		if (tok)
-			val = strtoll(tok, NULL, 10);
-	}
-	return val;
-}
-
-/* Write a string to a file in one write(): 0, or -1 with errno set. */
-static inline int pfm_file_write(const char *path, const char *val)
-{
-	ssize_t n;
-	int fd, err;
-
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -1;
-	n = write(fd, val, strlen(val));
-	err = errno;
-	close(fd);
-	errno = err;
-	return n < 0 ? -1 : 0;
-}
-
-/*
- * perf_event_paranoid decides what users without CAP_PERFMON may count,
- * with perfmon as with perf_events; Debian's default, 3, forbids them
- * everything. pfm_paranoid_set() sets a level and returns the previous
- * one (PFM_PARANOID_KEEP when it could not), for pfm_paranoid_restore().
- */
-#define PFM_PARANOID		"/proc/sys/kernel/perf_event_paranoid"
-#define PFM_PARANOID_KEEP	(-1000)
-
-static inline int pfm_paranoid_get(void)
-{
-	int level = PFM_PARANOID_KEEP;
-	FILE *f = fopen(PFM_PARANOID, "r");
-
-	if (!f)
-		return PFM_PARANOID_KEEP;
-	if (fscanf(f, "%d", &level) != 1)
-		level = PFM_PARANOID_KEEP;
-	fclose(f);
-	return level;
-}
-
-static inline int pfm_paranoid_write(int level)
-{
-	FILE *f = fopen(PFM_PARANOID, "w");
-	int ret;
-
-	if (!f)
-		return -1;
-	ret = fprintf(f, "%d\n", level) < 0;
-	return fclose(f) || ret ? -1 : 0;
-}
-
-static inline int pfm_paranoid_set(int level)
-{
-	int old = pfm_paranoid_get();
-
-	if (old == PFM_PARANOID_KEEP || pfm_paranoid_write(level))
-		return PFM_PARANOID_KEEP;
-	return old;
-}
-
-static inline void pfm_paranoid_restore(int old)
-{
-	if (old != PFM_PARANOID_KEEP)
-		pfm_paranoid_write(old);
-}
-
-/*
- * Drop root in a single-threaded child: uid 65534 (nobody), the given gid,
- * no supplementary groups, and with them every capability.
- */
-#ifdef SYS_setresuid32
-#define PFM_SYS_SETGROUPS	SYS_setgroups32
-#define PFM_SYS_SETRESGID	SYS_setresgid32
-#define PFM_SYS_SETRESUID	SYS_setresuid32
-#else
-#define PFM_SYS_SETGROUPS	SYS_setgroups
-#define PFM_SYS_SETRESGID	SYS_setresgid
-#define PFM_SYS_SETRESUID	SYS_setresuid
-#endif
-
-static inline int pfm_drop_root(gid_t gid)
-{
-	if (syscall(PFM_SYS_SETGROUPS, 0, NULL) ||
-	    syscall(PFM_SYS_SETRESGID, gid, gid, gid) ||
-	    syscall(PFM_SYS_SETRESUID, 65534, 65534, 65534))
-		return -1;
-	/*
-	 * Changing credentials made the process non-dumpable, and so its
-	 * children: nobody but root could ptrace them. A tool's command
-	 * would exec and be dumpable again.
-	 */
-	return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-}
-
-/*
- * unprivileged_reserve: at 0 (the default) only callers with CAP_PERFMON
- * may attach contexts, and pfm_load_context() fails with EACCES for the
- * others. A test that loads contexts as an unprivileged user sets it to 1
- * for its duration: pfm_reserve_allow() saves the value in @old
- * (PFM_RESERVE_LEN bytes; "" when it could not be read, and then nothing
- * is written) and writes 1; pfm_reserve_restore() writes @old back.
- * 0, or -1 with errno set.
- */
-#define PFM_RESERVE		"unprivileged_reserve"
-#define PFM_RESERVE_LEN		16
-
-static inline int pfm_reserve_allow(char *old)
-{
-	if (pfm_read_sysfs(PFM_RESERVE, old, PFM_RESERVE_LEN) <= 0) {
-		old[0] = '\0';
-		return -1;
-	}
-	return pfm_sysfs_write(PFM_RESERVE, "1\n");
-}
-
-static inline int pfm_reserve_restore(char *old)
-{
-	int ret = 0;
-
-	if (old[0])
-		ret = pfm_sysfs_write(PFM_RESERVE, old);
-	old[0] = '\0';
-	return ret;
-}
-
-/*
- * perf's rdpmc knob, which perfmon obeys too. A hybrid Intel processor has
- * no "cpu" PMU in perf but one per core type, and there the knob is
- * cpu_core's (cpu_atom's is the same, global, setting). The path of the
- * "cpu" knob where it exists or where neither does.
- */
-#define PFM_PERF_DEVICES	"/sys/bus/event_source/devices"
-
-static inline const char *pfm_rdpmc_knob_path(void)
-{
-	static const char cpu[] = PFM_PERF_DEVICES "/cpu/rdpmc";
-	static const char core[] = PFM_PERF_DEVICES "/cpu_core/rdpmc";
-
-	if (access(cpu, F_OK) && !access(core, F_OK))
-		return core;
-	return cpu;
-}
-
-/*
- * perf_event_open(), for the tests that compare perfmon with perf or need
- * perf to use the PMU: pfm_perf_attr() zeroes @attr and sets its type and
- * config; the caller sets what else it needs and opens it.
- */
-static inline void pfm_perf_attr(struct perf_event_attr *attr, __u32 type,
-				 __u64 config)
-{
-	memset(attr, 0, sizeof(*attr));
-	attr->size = sizeof(*attr);
-	attr->type = type;
-	attr->config = config;
-}
-
-/*
- * A hybrid Intel processor has a perf PMU per core type, and a task event
- * of the hardware types counts only while its task runs on a CPU of
- * cpu_core: the task is kept on those CPUs, so that perf counts all it
- * runs, as on other processors.
- */
-static inline void pfm_perf_keep_on_core(pid_t pid)
-{
-	unsigned long mask[16] = { 0 };
-	const unsigned int bits = 8 * sizeof(mask[0]);
-	char buf[256], *p = buf;
-	int a, b, n;
-	FILE *f;
-
-	f = fopen("/sys/bus/event_source/devices/cpu_core/cpus", "r");
-	if (!f)
-		return;
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	while (p && sscanf(p, "%d%n", &a, &n) == 1) {
-		p += n;
-		b = a;
-		if (*p == '-' && sscanf(p + 1, "%d%n", &b, &n) == 1)
-			p += n + 1;
-		for (; a <= b && a < (int)(16 * bits); a++)
-			mask[a / bits] |= 1UL << (a % bits);
-		p = *p == ',' ? p + 1 : NULL;
-	}
-	syscall(__NR_sched_setaffinity, pid, sizeof(mask), mask);
-}
-
-static inline int pfm_perf_open(struct perf_event_attr *attr, pid_t pid,
-				int cpu, int group_fd)
-{
-	if (pid >= 0 && cpu < 0 && (attr->type == PERF_TYPE_HARDWARE ||
-				    attr->type == PERF_TYPE_HW_CACHE ||
-				    attr->type == PERF_TYPE_RAW))
-		pfm_perf_keep_on_core(pid);
-	return syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, 0);
-}
-
-/* Context switches of the calling thread so far. */
-static inline long pfm_ctx_switches(void)
-{
-	char line[128];
-	long total = 0, v;
-	FILE *f;
-
-	f = fopen("/proc/thread-self/status", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
-		    sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1)
-			total += v;
-	}
-	fclose(f);
-	return total;
-}
-
-/*
- * Does perf share the PMU with perfmon? Its mediated PMU can, on every
- * Intel processor and on AMD with PerfMonV2 (CPUID 0x80000022 EAX bit 0):
- * there perf's events that count guests (exclude_guest 0, the default of
- * perf_event_open()) fail with EOPNOTSUPP while a context is attached,
- * and its host events (exclude_guest 1) count beside perfmon. Elsewhere
- * every hardware event fails with EBUSY.
- */
-static inline int pfm_pmu_shared(void)
-{
-	unsigned int a, b, c, d;
-
-	if (!__get_cpuid(0, &a, &b, &c, &d))
-		return 0;
-	if (b == 0x756e6547)	/* "GenuineIntel" */
-		return 1;
-	if (__get_cpuid_max(0x80000000, NULL) < 0x80000022)
-		return 0;
-	__cpuid(0x80000022, a, b, c, d);
-	return a & 1;
-}
-
-/* The errno of perf_event_open() of an event that counts guests. */
-static inline int pfm_perf_busy_errno(void)
-{
-	return pfm_pmu_shared() ? EOPNOTSUPP : EBUSY;
-}
-
-/*
- * The counters of the calling CPU by CPUID leaf 0x23 sub-leaf 1, where it
- * enumerates them (CPUID.(7,1).EAX[8], then leaf 0x23 sub-leaf 0 EAX[1]):
- * bit i of *gp is general-purpose counter i, bit j of *fixed fixed counter
- * j. Returns 0, or -1 where the CPU has no such enumeration.
- */
-static inline int pfm_cpuid_counters(unsigned int *gp, unsigned int *fixed)
-{
-	unsigned int a, b, c, d;
-
-	if (__get_cpuid_max(0, NULL) < 0x23)
-		return -1;
-	__cpuid_count(7, 1, a, b, c, d);
-	if (!(a >> 8 & 1))
-		return -1;
-	__cpuid_count(0x23, 0, a, b, c, d);
-	if (!(a >> 1 & 1))
-		return -1;
-	__cpuid_count(0x23, 1, a, b, c, d);
-	*gp = a;
-	*fixed = b;
-	return 0;
-}
-
-/* The name of an errno the tests expect, for their messages. */
-static inline const char *pfm_errname(int err)
-{
-	static const struct { int err; const char *name; } names[] = {
-		{ 0, "0" }, { EACCES, "EACCES" }, { EPERM, "EPERM" },
-		{ EBUSY, "EBUSY" }, { EINVAL, "EINVAL" }, { ESRCH, "ESRCH" },
-		{ ENODEV, "ENODEV" }, { ENOENT, "ENOENT" },
-		{ EOPNOTSUPP, "EOPNOTSUPP" },
-	};
-	static char buf[2][16];
-	static int n;
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(names); i++)
-		if (names[i].err == err)
-			return names[i].name;
-	n ^= 1;
-	snprintf(buf[n], sizeof(buf[n]), "errno %d", err);
-	return buf[n];
-}
-
-/* The column of @cpu in the row @name ("NMI:", "PMI:") of /proc/interrupts. */
-static inline long long pfm_irq_count(const char *name, int cpu)
-{
-	unsigned long long v;
-	long long val = -1;
-	char tok[32];
-	FILE *f;
-	int i;
-
-	f = fopen("/proc/interrupts", "r");
-	if (!f)
-		return -1;
-	while (val < 0 && fscanf(f, "%31s", tok) == 1) {
-		if (strcmp(tok, name))
-			continue;
-		for (i = 0; i <= cpu && fscanf(f, "%llu", &v) == 1; i++)
-			if (i == cpu)
-				val = v;
-		break;
-	}
-	fclose(f);
-	return val;
-}
-
 /* The call returned -1 and failed with exactly @err. */
 static inline void expect_err(struct __test_metadata *_metadata, long ret,
 			      int err, const char *what)
@@ -1178,5 +299,7 @@ static inline void expect_err(struct __test_metadata *_metadata, long ret,
 		       (unsigned long long)__pfm_exp);			\
 	EXPECT_EQ(__pfm_exp, __pfm_seen);				\
 } while (0)
+
+#endif /* __KSELFTEST_HARNESS_H */
 
 #endif /* PFM_UTIL_H */
