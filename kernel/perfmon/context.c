@@ -8,6 +8,7 @@
 
 #include "inherit.h"
 #include "context.h"
+#include "pmu.h"
 #include "resource.h"
 
 /**

@@ -27,8 +27,7 @@
 #include <linux/syscore_ops.h>
 
 #include "cpu.h"
-#include "resource.h"
-#include "switch.h"
+#include "pmu.h"
 
 DEFINE_PER_CPU(struct pfm_cpu, pfm_cpu);
 

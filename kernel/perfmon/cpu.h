@@ -12,7 +12,7 @@
 
 #include "context.h"
 #include "counter.h"
-#include "resource.h"
+#include "pmu.h"
 #include "stats.h"
 
 struct task_struct;
@@ -117,9 +117,13 @@ static inline void pfm_set_rdpmc(struct pfm_cpu *pc, bool allow)
 	static_call(pfm_user_rdpmc)(allow);
 }
 
+/* cpu.c */
+void pfm_clear_counters(void);
+
 /* owner.c */
 void pfm_take_cpu(struct pfm_cpu *pc);
 void pfm_give_back_cpu(struct pfm_cpu *pc);
+void pfm_give_back_cpus(void);
 void pfm_clear_foreign_pmds(u64 pmds);
 
 /* switch.c */

@@ -15,7 +15,7 @@
 #include "context.h"
 #include "counter.h"
 #include "cpu.h"
-#include "resource.h"
+#include "pmu.h"
 #include "stats.h"
 
 /*

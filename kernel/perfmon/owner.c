@@ -25,9 +25,8 @@
 #include <linux/static_call.h>
 
 #include "cpu.h"
-#include "resource.h"
+#include "pmu.h"
 #include "stats.h"
-#include "switch.h"
 
 /*
  * Write 0 to those of the counters @pmds, which the PMU's other user had

@@ -12,7 +12,11 @@
 #include <linux/printk.h>
 #include <linux/static_call.h>
 
-#include "resource.h"
+#include "pmu.h"
+
+const struct pfm_pmu *pfm_pmu __ro_after_init;
+u64 pfm_pmu_counters __ro_after_init;
+u64 pfm_pmc_pmds[PFM_MAX_HW_PMCS] __ro_after_init;
 
 DEFINE_STATIC_CALL_NULL(pfm_write_pmc, *pfm_pmu->write_pmc);
 DEFINE_STATIC_CALL_NULL(pfm_write_pmd, *pfm_pmu->write_pmd);

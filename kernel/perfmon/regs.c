@@ -31,8 +31,8 @@
 #include "attach.h"
 #include "context.h"
 #include "inherit.h"
+#include "pmu.h"
 #include "regs.h"
-#include "resource.h"
 #include "switch.h"
 
 static const struct pfm_regdesc *pfm_pmc_desc(unsigned int n)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * perfmon resources: the PMU and who may use it.
+ * perfmon resources, and who may use them.
  *
  * perfmon reserves the PMU, through the architecture, when a context is
  * attached to a thread while none is, and releases it when the last
@@ -43,17 +43,13 @@
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/perf_event.h>
-#include <linux/perfmon_pmu.h>
 #include <linux/printk.h>
 #include <linux/sched.h>
 #include <linux/security.h>
 
+#include "cpu.h"
+#include "pmu.h"
 #include "resource.h"
-#include "switch.h"
-
-const struct pfm_pmu *pfm_pmu __ro_after_init;
-u64 pfm_pmu_counters __ro_after_init;
-u64 pfm_pmc_pmds[PFM_MAX_HW_PMCS] __ro_after_init;
 
 atomic_t pfm_task_sessions = ATOMIC_INIT(0);
 atomic64_t pfm_pmu_gen = ATOMIC64_INIT(0);

@@ -1,40 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * perfmon resources and limits: the PMU, sessions, argument sizes and who
- * may create contexts.
+ * perfmon resources and limits: the PMU's reservation, sessions, argument
+ * sizes and who may create contexts.
  */
 #ifndef _KERNEL_PERFMON_RESOURCE_H
 #define _KERNEL_PERFMON_RESOURCE_H
 
 #include <linux/atomic.h>
 #include <linux/compiler.h>
-#include <linux/perfmon_pmu.h>
 #include <linux/printk.h>
-#include <linux/static_call_types.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
-
-/* The PMU perfmon drives; NULL when none was registered. */
-extern const struct pfm_pmu *pfm_pmu;
-/* PMDs that are counters, and for each PMC the PMDs it controls. */
-extern u64 pfm_pmu_counters;
-extern u64 pfm_pmc_pmds[];
-
-/*
- * The operations of the PMU that the context switch and the overflow
- * interrupt use, as static calls: set once, at registration.
- */
-DECLARE_STATIC_CALL(pfm_write_pmc, *pfm_pmu->write_pmc);
-DECLARE_STATIC_CALL(pfm_write_pmd, *pfm_pmu->write_pmd);
-DECLARE_STATIC_CALL(pfm_read_pmd, *pfm_pmu->read_pmd);
-DECLARE_STATIC_CALL(pfm_enable, *pfm_pmu->enable);
-DECLARE_STATIC_CALL(pfm_disable, *pfm_pmu->disable);
-DECLARE_STATIC_CALL(pfm_ack, *pfm_pmu->ack);
-DECLARE_STATIC_CALL(pfm_user_rdpmc, *pfm_pmu->user_rdpmc);
-DECLARE_STATIC_CALL(pfm_reset, *pfm_pmu->reset);
-DECLARE_STATIC_CALL(pfm_take_cpu, *pfm_pmu->take_cpu);
-DECLARE_STATIC_CALL(pfm_give_back_cpu, *pfm_pmu->give_back_cpu);
-DECLARE_STATIC_CALL(pfm_rdpmc_users, *pfm_pmu->rdpmc_users);
 
 /* Number of contexts attached to a thread. */
 extern atomic_t pfm_task_sessions;

@@ -26,6 +26,7 @@
 #include "context.h"
 #include "counter.h"
 #include "cpu.h"
+#include "pmu.h"
 #include "resource.h"
 #include "stats.h"
 #include "switch.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * What the rest of perfmon asks of the CPUs' PMUs: moving a context
- * between memory and the PMU, reading it, and giving the PMU back.
+ * between memory and the PMU, and reading it.
  */
 #ifndef _KERNEL_PERFMON_SWITCH_H
 #define _KERNEL_PERFMON_SWITCH_H
@@ -15,8 +15,6 @@ int pfm_ctx_lock(struct pfm_context *ctx, unsigned long *flags)
 void pfm_ctx_unlock(struct pfm_context *ctx, unsigned long flags)
 	__releases(&ctx->lock);
 int pfm_ctx_read(struct pfm_context *ctx, u64 pmds, u64 *value);
-void pfm_give_back_cpus(void);
-void pfm_clear_counters(void);
 void pfm_family_sync(struct pfm_context *root);
 
 #endif /* _KERNEL_PERFMON_SWITCH_H */

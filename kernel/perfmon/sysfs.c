@@ -16,6 +16,7 @@
 #include <uapi/linux/perfmon.h>
 #include <asm/unistd.h>
 
+#include "pmu.h"
 #include "resource.h"
 
 static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,

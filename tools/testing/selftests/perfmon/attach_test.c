@@ -59,20 +59,16 @@ FIXTURE_TEARDOWN(attach)
 	pfm_reserve_restore(self->reserve);
 }
 
+static void idle(unsigned long n)
+{
+	for (;;)
+		pause();
+}
+
 /* A child that stops itself under ptrace, then idles once continued. */
 static pid_t fork_traced_idle(void)
 {
-	pid_t pid;
-
-	pid = fork();
-	if (pid == 0) {
-		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
-			_exit(1);
-		raise(SIGSTOP);
-		for (;;)
-			pause();
-	}
-	return pid < 0 ? -1 : pfm_wait_stop(pid, SIGSTOP);
+	return pfm_fork_stopped(idle, 0);
 }
 
 /* A child that is traced by us but runs (sleeps in pause()). */
@@ -320,24 +316,28 @@ TEST_F(attach, load_thread_has_context)
 	close(fd2);
 }
 
+/* A load_set other than 0 is EINVAL, an unreadable argument EFAULT. */
 TEST_F(attach, load_bad_argument)
 {
-	struct pfarg_load load;
+	struct pfarg_load load = { .load_pid = pfm_gettid() };
+	const struct {
+		struct pfarg_load *arg;
+		__u16 set;
+		int err;
+		const char *what;
+	} bad[] = {
+		{ &load, 1, EINVAL, "load_set" },
+		{ &load, 0xffff, EINVAL, "load_set 0xffff" },
+		{ NULL, 0, EFAULT, "NULL" },
+		{ (struct pfarg_load *)8, 0, EFAULT, "bad pointer" },
+	};
+	unsigned int i;
 
-	memset(&load, 0, sizeof(load));
-	load.load_pid = pfm_gettid();
-	load.load_set = 1;
-	expect_err(_metadata, pfm_load_context(self->fd, &load), EINVAL,
-		   "load_set");
-	load.load_set = 0xffff;
-	expect_err(_metadata, pfm_load_context(self->fd, &load), EINVAL,
-		   "load_set 0xffff");
-	load.load_set = 0;
-	expect_err(_metadata, pfm_load_context(self->fd, NULL), EFAULT,
-		   "NULL");
-	expect_err(_metadata, pfm_load_context(self->fd,
-					       (struct pfarg_load *)8),
-		   EFAULT, "bad pointer");
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		load.load_set = bad[i].set;
+		expect_err(_metadata, pfm_load_context(self->fd, bad[i].arg),
+			   bad[i].err, bad[i].what);
+	}
 	/* none of them loaded it */
 	EXPECT_EQ(0, pfm_load_context(self->fd, &load));
 }
@@ -365,63 +365,40 @@ static const char * const call_names[C_NR] = {
 	"create_evtsets", "getinfo_evtsets", "unload"
 };
 
+/*
+ * The errno of the call that returned @ret, errno cleared before it: 0 if
+ * it succeeded, -1 if it failed without one. Clears errno for the next.
+ */
+static int call_err(long ret)
+{
+	int err = ret ? (errno ? errno : -1) : 0;
+
+	errno = 0;
+	return err;
+}
+
 static void run_calls(int fd, __u64 evtsel, int *res)
 {
 	struct pfarg_setdesc setdesc = { 0 };
 	struct pfarg_setinfo setinfo = { 0 };
 	struct pfarg_pmc pmc;
 	struct pfarg_pmd pmd;
-	int i;
 
 	pfm_pmc_set(&pmc, 0, evtsel);
 	pfm_pmd_set(&pmd, 0, 0);
-	for (i = 0; i < C_NR; i++) {
-		long ret;
-
-		errno = 0;
-		switch (i) {
-		case C_WPMCS:
-			ret = pfm_write_pmcs(fd, &pmc, 1);
-			break;
-		case C_WPMDS:
-			ret = pfm_write_pmds(fd, &pmd, 1);
-			break;
-		case C_RPMDS:
-			ret = pfm_read_pmds(fd, &pmd, 1);
-			break;
-		case C_START:
-			ret = pfm_start(fd, NULL);
-			break;
-		case C_STOP:
-			ret = pfm_stop(fd);
-			break;
-		case C_CSETS:
-			ret = pfm_create_evtsets(fd, &setdesc, 1);
-			break;
-		case C_GSETS:
-			ret = pfm_getinfo_evtsets(fd, &setinfo, 1);
-			break;
-		default:
-			ret = pfm_unload_context(fd);
-			break;
-		}
-		res[i] = ret ? errno : 0;
-		if (ret && !errno)
-			res[i] = -1;
-	}
+	errno = 0;
+	res[C_WPMCS] = call_err(pfm_write_pmcs(fd, &pmc, 1));
+	res[C_WPMDS] = call_err(pfm_write_pmds(fd, &pmd, 1));
+	res[C_RPMDS] = call_err(pfm_read_pmds(fd, &pmd, 1));
+	res[C_START] = call_err(pfm_start(fd, NULL));
+	res[C_STOP] = call_err(pfm_stop(fd));
+	res[C_CSETS] = call_err(pfm_create_evtsets(fd, &setdesc, 1));
+	res[C_GSETS] = call_err(pfm_getinfo_evtsets(fd, &setinfo, 1));
+	res[C_UNLOAD] = call_err(pfm_unload_context(fd));
 }
 
-static void expect_calls(struct __test_metadata *_metadata, const int *res,
-			 int err)
-{
-	int i;
-
-	for (i = 0; i < C_NR; i++) {
-		const char *name = call_names[i];
-
-		EXPECT_EQ(err, res[i]) TH_LOG("%s: errno %d", name, res[i]);
-	}
-}
+/* Who makes the calls: the owner of the context, or a new process. */
+enum { BY_CALLER, BY_ROOT_CHILD, BY_UNPRIV_CHILD };
 
 /* Run the calls in a new process, root or not, and collect the errnos. */
 static int run_calls_in_child(int fd, __u64 evtsel, int unprivileged,
@@ -455,132 +432,139 @@ static int run_calls_in_child(int fd, __u64 evtsel, int unprivileged,
 	return 0;
 }
 
-TEST_F(attach, calls_on_stopped_child)
+/* Every call on self->fd, made by @who, fails with @err (0: succeeds). */
+static void expect_calls(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(attach) *self, int who, int err)
 {
 	__u64 evtsel = pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR);
-	int res[C_NR];
+	int res[C_NR], i;
 
+	if (who == BY_CALLER) {
+		run_calls(self->fd, evtsel, res);
+	} else {
+		ASSERT_EQ(0, run_calls_in_child(self->fd, evtsel,
+						who == BY_UNPRIV_CHILD, res))
+			TH_LOG("the calls in a new process gave no report");
+	}
+	for (i = 0; i < C_NR; i++) {
+		EXPECT_EQ(err, res[i]) TH_LOG("%s: errno %d", call_names[i],
+					      res[i]);
+	}
+}
+
+/* self->fd, programmed if @program, loaded on a new ptrace-stopped child. */
+static void load_on_traced_child(struct __test_metadata *_metadata,
+				 FIXTURE_DATA(attach) *self, bool program)
+{
 	self->child = fork_traced_idle();
 	ASSERT_LT(0, self->child);
+	if (program) {
+		ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR))
+			TH_LOG("program: %s", strerror(errno));
+	}
 	ASSERT_EQ(0, pfm_load(self->fd, self->child));
-	run_calls(self->fd, evtsel, res);
-	expect_calls(_metadata, res, 0);
+}
+
+TEST_F(attach, calls_on_stopped_child)
+{
+	load_on_traced_child(_metadata, self, false);
+	expect_calls(_metadata, self, BY_CALLER, 0);
 }
 
 TEST_F(attach, calls_on_running_child)
 {
-	__u64 evtsel = pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR);
-	int res[C_NR], status;
+	int status;
 
-	self->child = fork_traced_idle();
-	ASSERT_LT(0, self->child);
-	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
-	ASSERT_EQ(0, pfm_load(self->fd, self->child));
+	load_on_traced_child(_metadata, self, true);
 	ASSERT_EQ(0, ptrace(PTRACE_CONT, self->child, NULL, NULL));
-	run_calls(self->fd, evtsel, res);
-	expect_calls(_metadata, res, ESRCH);
+	expect_calls(_metadata, self, BY_CALLER, ESRCH);
 
 	/* stopped again under ptrace, it can be operated on again */
 	ASSERT_EQ(0, kill(self->child, SIGSTOP));
 	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
 	ASSERT_TRUE(WIFSTOPPED(status));
-	run_calls(self->fd, evtsel, res);
-	expect_calls(_metadata, res, 0);
+	expect_calls(_metadata, self, BY_CALLER, 0);
 }
 
 /* The fd reaches a process that may not ptrace the monitored child. */
 TEST_F(attach, calls_without_ptrace_permission)
 {
-	__u64 evtsel = pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR);
-	int res[C_NR];
-
 	if (geteuid())
 		SKIP(return, "needs root to drop privileges");
-	self->child = fork_traced_idle();
-	ASSERT_LT(0, self->child);
-	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
-	ASSERT_EQ(0, pfm_load(self->fd, self->child));
-	ASSERT_EQ(0, run_calls_in_child(self->fd, evtsel, 1, res));
-	expect_calls(_metadata, res, EPERM);
+	load_on_traced_child(_metadata, self, true);
+	expect_calls(_metadata, self, BY_UNPRIV_CHILD, EPERM);
 	/* the owner still can */
-	run_calls(self->fd, evtsel, res);
-	expect_calls(_metadata, res, 0);
+	expect_calls(_metadata, self, BY_CALLER, 0);
 }
 
 /* The fd reaches a process that may ptrace the child but is not its tracer. */
 TEST_F(attach, calls_not_the_tracer)
 {
-	__u64 evtsel = pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR);
-	int res[C_NR];
-
 	if (geteuid())
 		SKIP(return, "needs root to ptrace any child");
-	self->child = fork_traced_idle();
-	ASSERT_LT(0, self->child);
-	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
-	ASSERT_EQ(0, pfm_load(self->fd, self->child));
-	ASSERT_EQ(0, run_calls_in_child(self->fd, evtsel, 0, res));
-	expect_calls(_metadata, res, ESRCH);
+	load_on_traced_child(_metadata, self, true);
+	expect_calls(_metadata, self, BY_ROOT_CHILD, ESRCH);
+}
+
+/*
+ * The exit status of a new process that runs @fn(@arg) as uid 65534:
+ * what @fn returns (0 or an errno), 100 if it could not drop root.
+ */
+static int as_nobody(struct __test_metadata *_metadata,
+		     int (*fn)(const void *arg), const void *arg)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid) TH_LOG("fork: %s", strerror(errno));
+	if (pid == 0)
+		_exit(pfm_drop_root(65534) ? 100 : fn(arg));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("as uid 65534: status %#x",
+					      status);
+	return WEXITSTATUS(status);
+}
+
+/*
+ * Load a new context on the thread *@arg, or on a ptrace-stopped child of
+ * the caller if 0: 0, the errno of the load, 101 or 102 (set-up failed).
+ */
+static int load_new_context(const void *arg)
+{
+	pid_t target = *(const pid_t *)arg, pid;
+	int fd, ret;
+
+	fd = pfm_create(0);
+	if (fd < 0)
+		return 101;
+	pid = target ? target : fork_traced_idle();
+	if (pid < 0)
+		return 102;
+	ret = pfm_load(fd, pid) ? errno : 0;
+	if (!target)
+		pfm_kill(pid);
+	return ret;
 }
 
 /* An unprivileged process may not load on a root process. */
 TEST_F(attach, load_without_ptrace_permission)
 {
-	int status;
-	pid_t pid;
-
 	if (geteuid())
 		SKIP(return, "needs root to drop privileges");
 	self->child = pfm_fork_idle();
 	ASSERT_LT(0, self->child);
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		int fd;
-
-		if (pfm_drop_root(65534))
-			_exit(100);
-		fd = pfm_create(0);
-		if (fd < 0)
-			_exit(101);
-		if (!pfm_load(fd, self->child))
-			_exit(0);
-		_exit(errno);
-	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(EPERM, WEXITSTATUS(status));
+	EXPECT_EQ(EPERM, as_nobody(_metadata, load_new_context, &self->child));
 }
 
 /* An unprivileged process may load on its own ptrace-stopped child. */
 TEST_F(attach, load_unprivileged_on_own_child)
 {
-	int status;
-	pid_t pid;
+	pid_t own_child = 0;
 
 	if (geteuid())
 		SKIP(return, "needs root to drop privileges");
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		pid_t child;
-		int fd, ret;
-
-		if (pfm_drop_root(65534))
-			_exit(100);
-		fd = pfm_create(0);
-		if (fd < 0)
-			_exit(101);
-		child = fork_traced_idle();
-		if (child < 0)
-			_exit(102);
-		ret = pfm_load(fd, child) ? errno : 0;
-		pfm_kill(child);
-		_exit(ret);
-	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, as_nobody(_metadata, load_new_context, &own_child));
 }
 
 #ifndef CAP_PERFMON
@@ -643,18 +627,37 @@ static int perf_errno(pid_t pid, int kernel)
 	return 0;
 }
 
-/* perf counts pfm_loop(n) in the caller: 0 and *count, or an errno. */
-static int perf_count_loop(unsigned long n, __u64 *count)
+/* perf counts pfm_loop(@n) in the caller, its user instructions at least. */
+static void expect_perf_counts(struct __test_metadata *_metadata,
+			       unsigned long n, const char *what)
 {
 	int pfd = perf_open(0, 0, 0), err = 0;
+	__u64 count;
 
-	if (pfd < 0)
-		return errno;
-	pfm_loop(n);
-	if (read(pfd, count, sizeof(*count)) != (ssize_t)sizeof(*count))
-		err = errno ? errno : EIO;
-	close(pfd);
-	return err;
+	if (pfd < 0) {
+		err = errno;
+	} else {
+		pfm_loop(n);
+		if (read(pfd, &count, sizeof(count)) != (ssize_t)sizeof(count))
+			err = errno ? errno : EIO;
+		close(pfd);
+	}
+	EXPECT_EQ(0, err) TH_LOG("%s: %s", what, strerror(err));
+	if (!err) {
+		EXPECT_LE((__u64)n * PFM_LOOP_INSN, count)
+			TH_LOG("%s: %llu", what, (unsigned long long)count);
+	}
+}
+
+/* While perf counts in the caller, loading @fd on it fails with EBUSY. */
+static void expect_load_busy_under_perf(struct __test_metadata *_metadata,
+					int fd, const char *what)
+{
+	int pfd = perf_open(0, 0, 0);
+
+	ASSERT_LE(0, pfd) TH_LOG("perf_event_open: %s", strerror(errno));
+	expect_err(_metadata, pfm_load(fd, pfm_gettid()), EBUSY, what);
+	EXPECT_EQ(0, close(pfd)) TH_LOG("%s: close", what);
 }
 
 /* 0 if perf drives the PMU; skip the test (1) if it has none. */
@@ -671,23 +674,18 @@ static int require_perf(struct __test_metadata *_metadata)
 	return 0;
 }
 
-enum { CRED_UNPRIV, CRED_PERFMON, CRED_NR };
+/* CRED_ROOT: root in the caller itself (expect_case() only) */
+enum { CRED_ROOT = -1, CRED_UNPRIV, CRED_PERFMON, CRED_NR };
 static const char * const cred_names[CRED_NR] = { "unpriv", "cap_perfmon" };
 
+/* A case: the caller or a tracee, counting user or also kernel level. */
 enum { SELF_USR, SELF_KERN, TRACEE_USR, TRACEE_KERN, CASE_NR };
 static const char * const case_names[CASE_NR] = {
 	"self-user", "self-kernel", "tracee-user", "tracee-kernel"
 };
 
-static bool case_kernel(int c)
-{
-	return c == SELF_KERN || c == TRACEE_KERN;
-}
-
-static bool case_tracee(int c)
-{
-	return c == TRACEE_USR || c == TRACEE_KERN;
-}
+#define case_kernel(c)	((c) & 1)
+#define case_tracee(c)	((c) >> 1)
 
 /* The perfmon calls of a case, in the order they are made. */
 enum {
@@ -946,20 +944,51 @@ static int run_case(const struct pfm_pmu *pmu, int cred, int pcase,
 static void check_counts(struct __test_metadata *_metadata,
 			 const struct outcome *o, int kernel, const char *label)
 {
-	__u64 usr[2];
 	int i;
 
-	for (i = 0; i < 2; i++) {
-		usr[i] = o->all[i];
-		/* EXPECT_*() is two statements: braces under an if */
-		if (kernel) {
-			EXPECT_LT(0ULL, o->os[i])
-				TH_LOG("%s: no kernel instruction counted",
-				       label);
-		}
+	/* EXPECT_*() is two statements: braces under a loop */
+	for (i = 0; kernel && i < 2; i++) {
+		EXPECT_LT(0ULL, o->os[i])
+			TH_LOG("%s: no kernel instruction counted", label);
 	}
-	EXPECT_COUNT(N * PFM_LOOP_INSN, usr[1] - usr[0],
+	EXPECT_COUNT(N * PFM_LOOP_INSN, o->all[1] - o->all[0],
 		     "%s: user instructions, 2N - N", label);
+}
+
+/*
+ * A case run with @cred, perf not asked: its first failing perfmon call is
+ * @step with @err; or, @err 0, none fails and (if @counts) it counts
+ * exactly. @label names the case in the messages.
+ */
+static void expect_case(struct __test_metadata *_metadata,
+			const struct pfm_pmu *pmu, int cred, int pcase,
+			int err, int step, bool counts, const char *label)
+{
+	struct outcome o;
+
+	if (cred == CRED_ROOT) {
+		memset(&o, 0, sizeof(o));
+		if (case_tracee(pcase))
+			run_tracee(pmu, case_kernel(pcase), 0, &o);
+		else
+			run_self(pmu, case_kernel(pcase), 0, &o);
+	} else {
+		ASSERT_EQ(0, run_case(pmu, cred, pcase, 0, &o))
+			TH_LOG("%s: no report", label);
+	}
+	ASSERT_EQ(0, o.setup) TH_LOG("%s: set-up failed at line %d: %s",
+				     label, o.setup, strerror(o.setup_err));
+	ksft_print_msg("%s: %s at %s\n", label, pfm_errname(o.pfm_err),
+		       step_names[o.step]);
+	EXPECT_EQ(err, o.pfm_err) TH_LOG("%s: %s at %s", label,
+					 pfm_errname(o.pfm_err),
+					 step_names[o.step]);
+	if (err) {
+		EXPECT_EQ(step, o.step) TH_LOG("%s: failed at %s", label,
+					       step_names[o.step]);
+	} else if (counts && !o.pfm_err) {
+		check_counts(_metadata, &o, case_kernel(pcase), label);
+	}
 }
 
 FIXTURE(access) {
@@ -1087,27 +1116,34 @@ fail:
 	_exit(4);
 }
 
-/* The "CAL:" row of /proc/interrupts summed over the CPUs, or -1. */
-static long long cal_irqs(void)
+/*
+ * The row @name ("CAL:") of /proc/interrupts: the column of @cpu, or the
+ * sum of the columns for -1; -1 if there is no such row.
+ */
+static long long irqs(const char *name, int cpu)
 {
 	unsigned long long v;
 	long long sum = -1;
 	char tok[32];
 	FILE *f;
+	int i;
 
 	f = fopen("/proc/interrupts", "r");
 	if (!f)
 		return -1;
 	while (sum < 0 && fscanf(f, "%31s", tok) == 1) {
-		if (strcmp(tok, "CAL:"))
+		if (strcmp(tok, name))
 			continue;
 		/* one column per CPU, then the description */
-		for (sum = 0; fscanf(f, "%llu", &v) == 1; )
-			sum += v;
+		for (sum = 0, i = 0; fscanf(f, "%llu", &v) == 1; i++)
+			if (cpu < 0 || i == cpu)
+				sum += v;
 	}
 	fclose(f);
 	return sum;
 }
+
+#define cal_irqs()	irqs("CAL:", -1)
 
 /*
  * One run of create_close_child(): the IPIs counted while it ran its
@@ -1117,9 +1153,8 @@ static long long cal_irqs(void)
 static long long create_close_rounds(struct __test_metadata *_metadata,
 				     const struct pfm_pmu *pmu, bool control)
 {
-	int to_parent[2], to_child[2], status, syncs = 0, err;
+	int to_parent[2], to_child[2], status, syncs = 0;
 	long long cal0, ipis = 0;
-	__u64 count;
 	pid_t pid;
 	char c = 0;
 
@@ -1142,11 +1177,8 @@ static long long create_close_rounds(struct __test_metadata *_metadata,
 		while (read(to_parent[0], &c, 1) == 1 && c == 's') {
 			ipis += cal_irqs() - cal0;
 			syncs++;
-			err = perf_count_loop(1000, &count);
-			EXPECT_EQ(0, err) TH_LOG("perf with a context open: %s",
-						 strerror(err));
-			if (!err)
-				EXPECT_LE(1000ULL * PFM_LOOP_INSN, count);
+			expect_perf_counts(_metadata, 1000,
+					   "perf with a context open");
 			cal0 = cal_irqs();
 			if (write(to_child[1], "g", 1) != 1)
 				break;
@@ -1198,8 +1230,8 @@ TEST_F_TIMEOUT(access, create_close_keeps_perf_usable_without_ipi, 600)
  */
 TEST_F(access, pmu_reserved_only_while_loaded)
 {
-	__u64 insn, branch, count;
-	int pfd, err;
+	__u64 insn, branch;
+	int err;
 
 	if (require_perf(_metadata))
 		return;
@@ -1209,45 +1241,25 @@ TEST_F(access, pmu_reserved_only_while_loaded)
 	err = perf_errno(0, 0);
 	EXPECT_EQ(0, err) TH_LOG("perf, context unloaded: %s", pfm_errname(err));
 
-	pfd = perf_open(0, 0, 0);
-	ASSERT_LE(0, pfd) TH_LOG("perf_event_open: %s", strerror(errno));
-	expect_err(_metadata, pfm_load(self->fd, pfm_gettid()), EBUSY,
-		   "load while perf counts");
-	EXPECT_EQ(0, close(pfd));
+	expect_load_busy_under_perf(_metadata, self->fd,
+				    "load while perf counts");
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 	ASSERT_EQ(0, pfm_measure(self->fd, N, &insn, &branch));
 	EXPECT_LE(N * PFM_LOOP_INSN, insn);
 	ASSERT_EQ(0, pfm_unload_context(self->fd));
 
 	/* unloaded (the fd still open): perf has the PMU back and counts */
-	err = perf_count_loop(N, &count);
-	EXPECT_EQ(0, err) TH_LOG("perf after unload: %s", strerror(err));
-	if (!err)
-		EXPECT_LE(N * PFM_LOOP_INSN, count);
+	expect_perf_counts(_metadata, N, "perf after unload");
 	/* and the context cannot take it from perf again */
-	pfd = perf_open(0, 0, 0);
-	ASSERT_LE(0, pfd) TH_LOG("perf_event_open: %s", strerror(errno));
-	expect_err(_metadata, pfm_load(self->fd, pfm_gettid()), EBUSY,
-		   "reload while perf counts");
-	EXPECT_EQ(0, close(pfd));
+	expect_load_busy_under_perf(_metadata, self->fd,
+				    "reload while perf counts");
 	EXPECT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 }
 
-/* Write a file as uid 65534: 0 or the errno. */
-static int write_unprivileged(const char *path, const char *val)
+/* Write 0 to unprivileged_reserve: 0 or the errno. */
+static int write_reserve_0(const void *arg)
 {
-	int status;
-	pid_t pid;
-
-	pid = fork();
-	if (pid == 0) {
-		if (pfm_drop_root(65534))
-			_exit(255);
-		_exit(pfm_file_write(path, val) ? errno : 0);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
+	return pfm_file_write(RESERVE, "0\n") ? errno : 0;
 }
 
 static void expect_reserve(struct __test_metadata *_metadata,
@@ -1270,8 +1282,6 @@ static void expect_reserve(struct __test_metadata *_metadata,
  */
 TEST_F_TIMEOUT(access, unprivileged_reserve_default, 120)
 {
-	struct outcome o;
-
 	ASSERT_EQ(0, access(RESERVE, F_OK));
 	ksft_print_msg("unprivileged_reserve at the start of the program: %s",
 		       start_reserve);
@@ -1279,24 +1289,12 @@ TEST_F_TIMEOUT(access, unprivileged_reserve_default, 120)
 	/* the fixture wrote 1: the default again */
 	ASSERT_EQ(0, pfm_file_write(RESERVE, start_reserve));
 	ASSERT_EQ(0, pfm_paranoid_write(2));
-	ASSERT_EQ(0, run_case(&self->pmu, CRED_UNPRIV, SELF_USR, 0, &o));
-	ASSERT_EQ(0, o.setup) TH_LOG("line %d: %s", o.setup,
-				     strerror(o.setup_err));
-	ksft_print_msg("unprivileged_reserve %.1s: uid 65534 got %s at %s\n",
-		       start_reserve, pfm_errname(o.pfm_err), step_names[o.step]);
-	EXPECT_EQ(EACCES, o.pfm_err) TH_LOG("default: %s at %s",
-					    pfm_errname(o.pfm_err),
-					    step_names[o.step]);
-	EXPECT_EQ(ST_LOAD, o.step) TH_LOG("failed at %s", step_names[o.step]);
+	expect_case(_metadata, &self->pmu, CRED_UNPRIV, SELF_USR, EACCES,
+		    ST_LOAD, false, "default reserve, uid 65534");
 
 	ASSERT_EQ(0, pfm_file_write(RESERVE, "1\n"));
-	ASSERT_EQ(0, run_case(&self->pmu, CRED_UNPRIV, SELF_USR, 0, &o));
-	ASSERT_EQ(0, o.setup) TH_LOG("line %d: %s", o.setup,
-				     strerror(o.setup_err));
-	EXPECT_EQ(0, o.pfm_err) TH_LOG("reserve 1: %s at %s",
-				       pfm_errname(o.pfm_err), step_names[o.step]);
-	if (!o.pfm_err)
-		check_counts(_metadata, &o, 0, "reserve 1, uid 65534");
+	expect_case(_metadata, &self->pmu, CRED_UNPRIV, SELF_USR, 0, ST_NONE,
+		    true, "reserve 1, uid 65534");
 }
 
 /*
@@ -1307,7 +1305,6 @@ TEST_F_TIMEOUT(access, unprivileged_reserve_default, 120)
 TEST_F_TIMEOUT(access, unprivileged_reserve_knob, 120)
 {
 	static const char * const bad[] = { "2", "x", "2\n", "-1\n" };
-	struct outcome o;
 	unsigned int i;
 	int err;
 
@@ -1319,7 +1316,7 @@ TEST_F_TIMEOUT(access, unprivileged_reserve_knob, 120)
 			   bad[i]);
 		expect_reserve(_metadata, "1\n", "after a bad value");
 	}
-	err = write_unprivileged(RESERVE, "0\n");
+	err = as_nobody(_metadata, write_reserve_0, NULL);
 	EXPECT_TRUE(err == EACCES || err == EPERM)
 		TH_LOG("unprivileged write: %s", pfm_errname(err));
 	expect_reserve(_metadata, "1\n", "after an unprivileged write");
@@ -1329,50 +1326,26 @@ TEST_F_TIMEOUT(access, unprivileged_reserve_knob, 120)
 	expect_reserve(_metadata, "0\n", "set to 0");
 
 	/* create and write_pmcs are allowed; the load is not */
-	ASSERT_EQ(0, run_case(&self->pmu, CRED_UNPRIV, SELF_USR, 0, &o));
-	ASSERT_EQ(0, o.setup) TH_LOG("line %d: %s", o.setup,
-				     strerror(o.setup_err));
-	EXPECT_EQ(EACCES, o.pfm_err) TH_LOG("%s", pfm_errname(o.pfm_err));
-	EXPECT_EQ(ST_LOAD, o.step) TH_LOG("failed at %s", step_names[o.step]);
-
-	ASSERT_EQ(0, run_case(&self->pmu, CRED_PERFMON, SELF_USR, 0, &o));
-	ASSERT_EQ(0, o.setup) TH_LOG("line %d: %s", o.setup,
-				     strerror(o.setup_err));
-	EXPECT_EQ(0, o.pfm_err) TH_LOG("CAP_PERFMON: %s at %s",
-				       pfm_errname(o.pfm_err), step_names[o.step]);
-	if (!o.pfm_err)
-		check_counts(_metadata, &o, 0, "reserve 0, CAP_PERFMON");
+	expect_case(_metadata, &self->pmu, CRED_UNPRIV, SELF_USR, EACCES,
+		    ST_LOAD, false, "reserve 0, uid 65534");
+	expect_case(_metadata, &self->pmu, CRED_PERFMON, SELF_USR, 0, ST_NONE,
+		    true, "reserve 0, CAP_PERFMON");
 
 	/* back to 1: the unprivileged load works again */
 	ASSERT_EQ(0, pfm_file_write(RESERVE, "1\n"));
 	expect_reserve(_metadata, "1\n", "set back to 1");
-	ASSERT_EQ(0, run_case(&self->pmu, CRED_UNPRIV, SELF_USR, 0, &o));
-	ASSERT_EQ(0, o.setup);
-	EXPECT_EQ(0, o.pfm_err) TH_LOG("reserve 1: %s at %s",
-				       pfm_errname(o.pfm_err), step_names[o.step]);
+	expect_case(_metadata, &self->pmu, CRED_UNPRIV, SELF_USR, 0, ST_NONE,
+		    false, "reserve 1, uid 65534");
 }
 
 /* Paranoid 3 keeps nothing from root (CAP_SYS_ADMIN), user or kernel. */
 TEST_F_TIMEOUT(access, paranoid3_root_counts_user_and_kernel, 120)
 {
-	struct outcome o;
-
 	ASSERT_EQ(0, pfm_paranoid_write(3));
-	memset(&o, 0, sizeof(o));
-	run_self(&self->pmu, 1, 0, &o);
-	EXPECT_EQ(0, o.pfm_err) TH_LOG("self: %s at %s", pfm_errname(o.pfm_err),
-				       step_names[o.step]);
-	if (!o.pfm_err)
-		check_counts(_metadata, &o, 1, "paranoid 3 root self-kernel");
-
-	memset(&o, 0, sizeof(o));
-	run_tracee(&self->pmu, 1, 0, &o);
-	ASSERT_EQ(0, o.setup) TH_LOG("line %d: %s", o.setup,
-				     strerror(o.setup_err));
-	EXPECT_EQ(0, o.pfm_err) TH_LOG("tracee: %s at %s",
-				       pfm_errname(o.pfm_err), step_names[o.step]);
-	if (!o.pfm_err)
-		check_counts(_metadata, &o, 1, "paranoid 3 root tracee-kernel");
+	expect_case(_metadata, &self->pmu, CRED_ROOT, SELF_KERN, 0, ST_NONE,
+		    true, "paranoid 3 root self-kernel");
+	expect_case(_metadata, &self->pmu, CRED_ROOT, TRACEE_KERN, 0, ST_NONE,
+		    true, "paranoid 3 root tracee-kernel");
 }
 
 /*
@@ -1404,23 +1377,8 @@ FIXTURE(wd) {
 	int fd;
 };
 
-/* The NMIs that @cpu took, from /proc/interrupts; -1 on error. */
-static long wd_nmis(int cpu)
-{
-	char buf[16384], *p;
-	long n = -1;
-	int i;
-
-	if (pfm_file_read("/proc/interrupts", buf, sizeof(buf)) <= 0)
-		return -1;
-	p = strstr(buf, "NMI:");
-	if (!p)
-		return -1;
-	p += 4;
-	for (i = 0; i <= cpu; i++)
-		n = strtol(p, &p, 10);
-	return n;
-}
+/* The NMIs that @cpu took; -1 on error. */
+#define wd_nmis(cpu)	irqs("NMI:", cpu)
 
 static unsigned long wd_cpu_khz(void)
 {
@@ -1547,19 +1505,43 @@ FIXTURE_TEARDOWN(wd)
 	}
 }
 
-/* Start a context counting in the caller: perfmon holds the PMU. */
-static int wd_count_self(const struct pfm_pmu *pmu)
+/*
+ * self->fd: a new programmed context; if @count, loaded on the caller and
+ * started, so that perfmon holds the PMU.
+ */
+static void wd_context(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(wd) *self, bool count)
 {
-	int fd = pfm_create(0);
-
-	if (fd < 0)
-		return -1;
-	if (pfm_program(fd, pmu, PFM_EVT_USR) || pfm_load(fd, pfm_gettid()) ||
-	    pfm_start(fd, NULL)) {
-		close(fd);
-		return -1;
+	self->fd = pfm_create(0);
+	ASSERT_LE(0, self->fd) TH_LOG("create: %s", strerror(errno));
+	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+	if (count) {
+		ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+		ASSERT_EQ(0, pfm_start(self->fd, NULL));
 	}
-	return fd;
+}
+
+/*
+ * The NMIs of the perf detector while the caller spins three periods on
+ * CPU 0: 2 or more if @perf (it runs), none if not; and, @name not NULL,
+ * the hard lockup detector the watchdog names.
+ */
+static void wd_expect(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(wd) *self, bool perf, const char *name)
+{
+	long n = wd_spin_nmis(3 * self->period);
+
+	if (perf) {
+		EXPECT_LE(2, n)
+			TH_LOG("%ld NMIs: the perf detector does not run", n);
+	} else {
+		EXPECT_EQ(0, n)
+			TH_LOG("%ld NMIs: the perf detector runs", n);
+	}
+	if (name) {
+		EXPECT_TRUE(wd_detector_is(name)) TH_LOG("detector not %s",
+							 name);
+	}
 }
 
 /* pfm_loop(100000) counts exactly in @fd: warm-up runs first. */
@@ -1599,7 +1581,7 @@ TEST_F_TIMEOUT(wd, every_counter_is_the_contexts, 180)
 	ASSERT_EQ(0, pfm_write_pmcs(self->fd, pmcs, n));
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 	/* the perf detector left: no NMI */
-	EXPECT_EQ(0, wd_spin_nmis(3 * self->period));
+	wd_expect(_metadata, self, false, NULL);
 	for (r = 0; r < 3; r++) {
 		for (i = 0; i < n; i++)
 			pfm_pmd_set(&pmds[i], i, 0);
@@ -1611,9 +1593,10 @@ TEST_F_TIMEOUT(wd, every_counter_is_the_contexts, 180)
 		for (i = 0; i < n; i++)
 			v[r == 2][i] = pmds[i].reg_value;
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		EXPECT_EQ(100000ULL * PFM_LOOP_INSN, v[1][i] - v[0][i])
 			TH_LOG("PMD%d", i);
+	}
 }
 
 /*
@@ -1626,15 +1609,13 @@ TEST_F_TIMEOUT(wd, detector_leaves_the_pmu_to_perfmon, 180)
 	struct perf_event_attr attr;
 	char buf[8];
 
-	self->fd = wd_count_self(&self->pmu);
-	ASSERT_LE(0, self->fd);
+	wd_context(_metadata, self, true);
 	ASSERT_LT(0, pfm_file_read(NMI_WATCHDOG, buf, sizeof(buf)));
 	EXPECT_EQ('1', buf[0]);
 	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
 	expect_err(_metadata, pfm_perf_open(&attr, 0, -1, -1),
 		   pfm_perf_busy_errno(), "perf_event_open");
-	EXPECT_EQ(0, wd_spin_nmis(3 * self->period));
-	EXPECT_TRUE(wd_detector_is("buddy"));
+	wd_expect(_metadata, self, false, "buddy");
 	wd_count_exact(_metadata, self->fd);
 }
 
@@ -1646,13 +1627,12 @@ TEST_F_TIMEOUT(wd, sysctl_off_and_on_with_a_context, 180)
 {
 	char buf[8];
 
-	self->fd = wd_count_self(&self->pmu);
-	ASSERT_LE(0, self->fd);
+	wd_context(_metadata, self, true);
 	ASSERT_EQ(0, pfm_file_write(NMI_WATCHDOG, "0"));
 	ASSERT_EQ(0, pfm_file_write(NMI_WATCHDOG, "1"));
 	ASSERT_LT(0, pfm_file_read(NMI_WATCHDOG, buf, sizeof(buf)));
 	EXPECT_EQ('1', buf[0]);
-	EXPECT_EQ(0, wd_spin_nmis(3 * self->period));
+	wd_expect(_metadata, self, false, NULL);
 	wd_count_exact(_metadata, self->fd);
 }
 
@@ -1696,11 +1676,10 @@ TEST_F_TIMEOUT(wd, buddy_stays_until_the_administrator_says, 180)
 	__u64 count;
 	int pfd;
 
-	self->fd = wd_count_self(&self->pmu);
-	ASSERT_LE(0, self->fd);
+	wd_context(_metadata, self, true);
 	ASSERT_EQ(0, close(self->fd));
 	self->fd = -1;
-	EXPECT_EQ(0, wd_spin_nmis(3 * self->period));
+	wd_expect(_metadata, self, false, NULL);
 	if (self->pmu.nr_fixed >= 2)
 		EXPECT_EQ(0x40000001L, wd_perf_cycles_counter());
 
@@ -1714,7 +1693,7 @@ TEST_F_TIMEOUT(wd, buddy_stays_until_the_administrator_says, 180)
 	close(pfd);
 
 	ASSERT_EQ(0, wd_reconfigure());
-	EXPECT_LE(2, wd_spin_nmis(3 * self->period));
+	wd_expect(_metadata, self, true, NULL);
 	if (self->pmu.nr_fixed >= 2) {
 		EXPECT_LE(0, wd_perf_cycles_counter());
 		EXPECT_NE(0x40000001L, wd_perf_cycles_counter());
@@ -1774,12 +1753,10 @@ TEST_F_TIMEOUT(wd, perf_user_keeps_the_pmu, 180)
 	EXPECT_EQ(0, wd_log_count(log, "PMU claim"))
 		TH_LOG("the failed load moved the hard lockup detector");
 	close(log);
-	EXPECT_LE(2, wd_spin_nmis(3 * self->period));
-	EXPECT_TRUE(wd_detector_is("perf"));
+	wd_expect(_metadata, self, true, "perf");
 	close(pfd);
 	EXPECT_EQ(0, pfm_load(self->fd, pfm_gettid()));
-	EXPECT_EQ(0, wd_spin_nmis(3 * self->period));
-	EXPECT_TRUE(wd_detector_is("buddy"));
+	wd_expect(_metadata, self, false, "buddy");
 }
 
 /*
@@ -1854,9 +1831,7 @@ TEST_F_TIMEOUT(wd, killed_during_load, 300)
 	for (r = 1; r <= WD_KILL_ROUNDS; r++) {
 		k.victim = pfm_fork_stopped_loop(1000);
 		ASSERT_LT(0, k.victim);
-		self->fd = pfm_create(0);
-		ASSERT_LE(0, self->fd);
-		ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+		wd_context(_metadata, self, false);
 		ASSERT_EQ(0, wd_reconfigure());
 		__atomic_store_n(&k.returned, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&k.round, r, __ATOMIC_RELEASE);
@@ -1894,17 +1869,14 @@ TEST_F_TIMEOUT(wd, one_cpu_keeps_the_perf_detector, 180)
 {
 	if (access(CPU1_ONLINE, W_OK))
 		SKIP(return, "CPU 1 cannot go offline");
-	self->fd = pfm_create(0);
-	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+	wd_context(_metadata, self, false);
 	ASSERT_EQ(0, pfm_file_write(CPU1_ONLINE, "0"));
 	expect_err(_metadata, pfm_load(self->fd, pfm_gettid()), EBUSY,
 		   "pfm_load_context on one CPU");
-	EXPECT_LE(2, wd_spin_nmis(3 * self->period));
-	EXPECT_TRUE(wd_detector_is("perf"));
+	wd_expect(_metadata, self, true, "perf");
 	ASSERT_EQ(0, pfm_file_write(CPU1_ONLINE, "1"));
 	EXPECT_EQ(0, pfm_load(self->fd, pfm_gettid()));
-	EXPECT_EQ(0, wd_spin_nmis(3 * self->period));
+	wd_expect(_metadata, self, false, NULL);
 }
 
 /*
@@ -1920,24 +1892,23 @@ TEST_F_TIMEOUT(wd, off_then_on_with_one_cpu_starts_none, 180)
 		SKIP(return, "CPU 1 cannot go offline");
 	ASSERT_EQ(0, pfm_file_write(NMI_WATCHDOG, "0"));
 	ASSERT_EQ(0, pfm_file_write(CPU1_ONLINE, "0"));
-	self->fd = wd_count_self(&self->pmu);
-	ASSERT_LE(0, self->fd);
+	wd_context(_metadata, self, true);
 	EXPECT_TRUE(wd_detector_is("none"));
 	ASSERT_EQ(0, pfm_file_write(NMI_WATCHDOG, "1"));
 	EXPECT_TRUE(wd_detector_is("none"));
-	EXPECT_EQ(0, wd_spin_nmis(3 * self->period));
+	wd_expect(_metadata, self, false, NULL);
 	wd_count_exact(_metadata, self->fd);
 	ASSERT_EQ(0, pfm_file_write(CPU1_ONLINE, "1"));
 	EXPECT_TRUE(wd_detector_is("none"));
 	ASSERT_EQ(0, wd_reconfigure());
 	EXPECT_TRUE(wd_detector_is("buddy"));
-	EXPECT_EQ(0, wd_spin_nmis(3 * self->period));
+	wd_expect(_metadata, self, false, NULL);
 	wd_count_exact(_metadata, self->fd);
 	ASSERT_EQ(0, close(self->fd));
 	self->fd = -1;
 	ASSERT_EQ(0, wd_reconfigure());
 	EXPECT_TRUE(wd_detector_is("perf"));
-	EXPECT_LE(2, wd_spin_nmis(3 * self->period));
+	wd_expect(_metadata, self, true, NULL);
 }
 
 /*
@@ -1954,8 +1925,7 @@ TEST_F_TIMEOUT(wd, cpu_hotplug_keeps_the_detector, 180)
 
 	if (access(CPU1_ONLINE, W_OK))
 		SKIP(return, "CPU 1 cannot go offline");
-	self->fd = wd_count_self(&self->pmu);
-	ASSERT_LE(0, self->fd);
+	wd_context(_metadata, self, true);
 	ASSERT_EQ(0, pfm_file_write(CPU1_ONLINE, "0"));
 	ASSERT_EQ(0, pfm_file_write(CPU1_ONLINE, "1"));
 	ASSERT_LT(0, pfm_file_read(CPU1_ONLINE, buf, sizeof(buf)));

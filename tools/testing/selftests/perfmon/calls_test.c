@@ -16,14 +16,12 @@
  */
 #define _GNU_SOURCE
 #include <limits.h>
-#include <sched.h>
 #include <stddef.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
 #include <time.h>
-#include <linux/perf_event.h>
 
 #include "../kselftest_harness.h"
 #include "pfm_util.h"
@@ -184,6 +182,47 @@ TEST_F(ctx, read_pmds_never_written)
 		   "PMD1 not written");
 }
 
+/* The calls that take a vector, by enum pfm_call: one function for all. */
+static const struct {
+	const char *name;
+	size_t size;		/* of an element */
+} vec_calls[PFM_NR_CALLS] = {
+	[PFM_WRITE_PMCS]	= { "write_pmcs", sizeof(struct pfarg_pmc) },
+	[PFM_WRITE_PMDS]	= { "write_pmds", sizeof(struct pfarg_pmd) },
+	[PFM_READ_PMDS]		= { "read_pmds", sizeof(struct pfarg_pmd) },
+	[PFM_CREATE_EVTSETS]	= { "create_evtsets", sizeof(struct pfarg_setdesc) },
+	[PFM_GETINFO_EVTSETS]	= { "getinfo_evtsets", sizeof(struct pfarg_setinfo) },
+};
+
+static int vec_call(int fd, enum pfm_call c, void *vec, int count)
+{
+	return syscall(__NR_pfm_create_context + c, fd, vec, count);
+}
+
+/*
+ * write_pmcs(@pmcs), write_pmds(@pmds) and read_pmds(@pmds), @count
+ * elements each: all three succeed (@err 0) or fail with @err.
+ */
+static void expect_reg_calls(struct __test_metadata *_metadata, int fd,
+			     void *pmcs, void *pmds, int count, int err,
+			     const char *what)
+{
+	enum pfm_call c;
+	char msg[96];
+	int ret;
+
+	for (c = PFM_WRITE_PMCS; c <= PFM_READ_PMDS; c++) {
+		snprintf(msg, sizeof(msg), "%s, count %d: %s",
+			 vec_calls[c].name, count, what);
+		ret = vec_call(fd, c, c == PFM_WRITE_PMCS ? pmcs : pmds, count);
+		if (err) {
+			expect_err(_metadata, ret, err, msg);
+			continue;
+		}
+		EXPECT_EQ(0, ret) TH_LOG("%s: %s", msg, strerror(errno));
+	}
+}
+
 /* read_pmds fills in reg_value and gives every other field back as is. */
 TEST_F(ctx, read_pmds_fields_kept)
 {
@@ -219,11 +258,9 @@ TEST_F(ctx, count_zero)
 	void *bad[] = { NULL, (void *)8, (void *)-4096L };
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		EXPECT_EQ(0, pfm_write_pmcs(self->fd, bad[i], 0));
-		EXPECT_EQ(0, pfm_write_pmds(self->fd, bad[i], 0));
-		EXPECT_EQ(0, pfm_read_pmds(self->fd, bad[i], 0));
-	}
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		expect_reg_calls(_metadata, self->fd, bad[i], bad[i], 0, 0,
+				 "bad pointer");
 }
 
 TEST_F(ctx, count_negative)
@@ -235,14 +272,9 @@ TEST_F(ctx, count_negative)
 
 	pfm_pmc_set(pmc, 0, 0);
 	pfm_pmd_set(pmd, 0, 0);
-	for (i = 0; i < ARRAY_SIZE(counts); i++) {
-		expect_err(_metadata, pfm_write_pmcs(self->fd, pmc, counts[i]),
-			   EINVAL, "write_pmcs");
-		expect_err(_metadata, pfm_write_pmds(self->fd, pmd, counts[i]),
-			   EINVAL, "write_pmds");
-		expect_err(_metadata, pfm_read_pmds(self->fd, pmd, counts[i]),
-			   EINVAL, "read_pmds");
-	}
+	for (i = 0; i < ARRAY_SIZE(counts); i++)
+		expect_reg_calls(_metadata, self->fd, pmc, pmd, counts[i],
+				 EINVAL, "negative count");
 }
 
 /*
@@ -262,12 +294,8 @@ TEST_F(ctx, count_huge)
 	err = strcmp(u.machine, "x86_64") ? EINVAL : E2BIG;
 	pfm_pmc_set(pmc, 0, 0);
 	pfm_pmd_set(pmd, 0, 0);
-	expect_err(_metadata, pfm_write_pmcs(self->fd, pmc, INT_MAX), err,
-		   "write_pmcs");
-	expect_err(_metadata, pfm_write_pmds(self->fd, pmd, INT_MAX), err,
-		   "write_pmds");
-	expect_err(_metadata, pfm_read_pmds(self->fd, pmd, INT_MAX), err,
-		   "read_pmds");
+	expect_reg_calls(_metadata, self->fd, pmc, pmd, INT_MAX, err,
+			 err == E2BIG ? "64-bit kernel" : "32-bit kernel");
 }
 
 /* Exactly arg_mem_max bytes of elements pass, one element more is E2BIG. */
@@ -314,12 +342,7 @@ TEST_F(ctx, bad_pointers)
 	struct pfarg_pmd *pmd;
 	char *map;
 
-	expect_err(_metadata, pfm_write_pmcs(self->fd, NULL, 1), EFAULT,
-		   "write_pmcs NULL");
-	expect_err(_metadata, pfm_write_pmds(self->fd, NULL, 1), EFAULT,
-		   "write_pmds NULL");
-	expect_err(_metadata, pfm_read_pmds(self->fd, NULL, 1), EFAULT,
-		   "read_pmds NULL");
+	expect_reg_calls(_metadata, self->fd, NULL, NULL, 1, EFAULT, "NULL");
 
 	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -330,13 +353,8 @@ TEST_F(ctx, bad_pointers)
 	pmd = (struct pfarg_pmd *)(map + page - sizeof(*pmd));
 	pfm_pmc_set(pmc, 0, self->insn_usr);
 	pfm_pmd_set(pmd, 0, 0);
-	/* the second element is in the unmapped page */
-	expect_err(_metadata, pfm_write_pmcs(self->fd, pmc, 2), EFAULT,
-		   "write_pmcs straddling");
-	expect_err(_metadata, pfm_write_pmds(self->fd, pmd, 2), EFAULT,
-		   "write_pmds straddling");
-	expect_err(_metadata, pfm_read_pmds(self->fd, pmd, 2), EFAULT,
-		   "read_pmds straddling");
+	expect_reg_calls(_metadata, self->fd, pmc, pmd, 2, EFAULT,
+			 "second element in the unmapped page");
 
 	/* read_pmds writes the vector back */
 	ASSERT_EQ(0, pfm_write_pmds(self->fd, pmd, 1));
@@ -352,15 +370,11 @@ static void expect_all_ebadf(struct __test_metadata *_metadata, int fd,
 {
 	struct pfarg_pmc pmc;
 	struct pfarg_pmd pmd;
-	struct pfarg_load load;
+	struct pfarg_load load = { .load_pid = pfm_gettid() };
 
 	pfm_pmc_set(&pmc, 0, 0);
 	pfm_pmd_set(&pmd, 0, 0);
-	memset(&load, 0, sizeof(load));
-	load.load_pid = pfm_gettid();
-	expect_err(_metadata, pfm_write_pmcs(fd, &pmc, 1), EBADF, what);
-	expect_err(_metadata, pfm_write_pmds(fd, &pmd, 1), EBADF, what);
-	expect_err(_metadata, pfm_read_pmds(fd, &pmd, 1), EBADF, what);
+	expect_reg_calls(_metadata, fd, &pmc, &pmd, 1, EBADF, what);
 	expect_err(_metadata, pfm_load_context(fd, &load), EBADF, what);
 	expect_err(_metadata, pfm_start(fd, NULL), EBADF, what);
 	expect_err(_metadata, pfm_stop(fd), EBADF, what);
@@ -396,50 +410,46 @@ TEST_F(ctx, bad_fd)
 	expect_all_ebadf(_metadata, fd, "closed context");
 }
 
-TEST_F(ctx, pmc_unknown_register)
+/*
+ * A register that pmu_desc does not describe, below the maximum or beyond
+ * it, is EINVAL in each call from @first to @last.
+ */
+static void expect_unknown_regs(struct __test_metadata *_metadata, int fd,
+				enum pfm_call first, enum pfm_call last)
 {
-	int nums[] = { PFM_MAX_PMCS, PFM_MAX_PMCS + 1, 1000, 0xffff };
+	int max = first == PFM_WRITE_PMCS ? PFM_MAX_PMCS : PFM_MAX_PMDS;
+	int beyond[] = { max, max + 1, 1000, 0xffff };
 	struct pfarg_pmc pmc;
-	unsigned int i;
-	int num;
+	struct pfarg_pmd pmd;
+	int i, num, c;
+	char msg[80];
 
-	for (num = 0; num < PFM_MAX_PMCS; num++) {
-		if (pmc_exists(num))
+	for (i = 0; i < max + (int)ARRAY_SIZE(beyond); i++) {
+		num = i < max ? i : beyond[i - max];
+		if (num < max && (first == PFM_WRITE_PMCS ? pmc_exists(num) :
+				  pmd_exists(num)))
 			continue;
 		pfm_pmc_set(&pmc, num, 0);
-		expect_err(_metadata, pfm_write_pmcs(self->fd, &pmc, 1), EINVAL,
-			   "missing PMC");
+		pfm_pmd_set(&pmd, num, 0);
+		for (c = first; c <= last; c++) {
+			snprintf(msg, sizeof(msg), "%s of register %d, %s",
+				 vec_calls[c].name, num, num < max ?
+				 "missing" : "beyond the maximum");
+			expect_err(_metadata, vec_call(fd, c, c == PFM_WRITE_PMCS ?
+						       (void *)&pmc : &pmd, 1),
+				   EINVAL, msg);
+		}
 	}
-	for (i = 0; i < ARRAY_SIZE(nums); i++) {
-		pfm_pmc_set(&pmc, nums[i], 0);
-		expect_err(_metadata, pfm_write_pmcs(self->fd, &pmc, 1), EINVAL,
-			   "PMC beyond the maximum");
-	}
+}
+
+TEST_F(ctx, pmc_unknown_register)
+{
+	expect_unknown_regs(_metadata, self->fd, PFM_WRITE_PMCS, PFM_WRITE_PMCS);
 }
 
 TEST_F(ctx, pmd_unknown_register)
 {
-	int nums[] = { PFM_MAX_PMDS, PFM_MAX_PMDS + 1, 1000, 0xffff };
-	struct pfarg_pmd pmd;
-	unsigned int i;
-	int num;
-
-	for (num = 0; num < PFM_MAX_PMDS; num++) {
-		if (pmd_exists(num))
-			continue;
-		pfm_pmd_set(&pmd, num, 0);
-		expect_err(_metadata, pfm_write_pmds(self->fd, &pmd, 1), EINVAL,
-			   "write missing PMD");
-		expect_err(_metadata, pfm_read_pmds(self->fd, &pmd, 1), EINVAL,
-			   "read missing PMD");
-	}
-	for (i = 0; i < ARRAY_SIZE(nums); i++) {
-		pfm_pmd_set(&pmd, nums[i], 0);
-		expect_err(_metadata, pfm_write_pmds(self->fd, &pmd, 1), EINVAL,
-			   "write PMD beyond the maximum");
-		expect_err(_metadata, pfm_read_pmds(self->fd, &pmd, 1), EINVAL,
-			   "read PMD beyond the maximum");
-	}
+	expect_unknown_regs(_metadata, self->fd, PFM_WRITE_PMDS, PFM_READ_PMDS);
 }
 
 /* Event sets were removed: only set 0 exists. */
@@ -454,14 +464,10 @@ TEST_F(ctx, reg_set_nonzero)
 	for (i = 0; i < ARRAY_SIZE(sets); i++) {
 		pfm_pmc_set(&pmc, 0, self->insn_usr);
 		pmc.reg_set = sets[i];
-		expect_err(_metadata, pfm_write_pmcs(self->fd, &pmc, 1), EINVAL,
-			   "write_pmcs");
 		pfm_pmd_set(&pmd, 0, 0);
 		pmd.reg_set = sets[i];
-		expect_err(_metadata, pfm_write_pmds(self->fd, &pmd, 1), EINVAL,
-			   "write_pmds");
-		expect_err(_metadata, pfm_read_pmds(self->fd, &pmd, 1), EINVAL,
-			   "read_pmds");
+		expect_reg_calls(_metadata, self->fd, &pmc, &pmd, 1, EINVAL,
+				 "reg_set not 0");
 	}
 }
 
@@ -618,9 +624,8 @@ TEST_F(ctx, write_pmds_stops_at_first_bad)
 
 TEST_F(ctx, start_stop_unloaded)
 {
-	struct pfarg_start start;
+	struct pfarg_start start = { 0 };
 
-	memset(&start, 0, sizeof(start));
 	expect_err(_metadata, pfm_start(self->fd, NULL), EINVAL, "start NULL");
 	expect_err(_metadata, pfm_start(self->fd, &start), EINVAL,
 		   "start zero");
@@ -629,7 +634,7 @@ TEST_F(ctx, start_stop_unloaded)
 
 TEST_F(ctx, start_stop_self)
 {
-	struct pfarg_start start;
+	struct pfarg_start start = { 0 };
 
 	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
@@ -638,7 +643,6 @@ TEST_F(ctx, start_stop_self)
 	EXPECT_EQ(0, pfm_start(self->fd, NULL));
 	EXPECT_EQ(0, pfm_stop(self->fd));
 	EXPECT_EQ(0, pfm_stop(self->fd));
-	memset(&start, 0, sizeof(start));
 	EXPECT_EQ(0, pfm_start(self->fd, &start));
 	EXPECT_EQ(0, pfm_stop(self->fd));
 	/* the reserved fields are ignored, whatever they hold */
@@ -651,13 +655,10 @@ TEST_F(ctx, start_stop_self)
 
 TEST_F(ctx, start_bad_argument)
 {
-	struct pfarg_start start;
+	struct pfarg_start start = { .start_set = 1 };
 
 	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
-
-	memset(&start, 0, sizeof(start));
-	start.start_set = 1;
 	expect_err(_metadata, pfm_start(self->fd, &start), EINVAL,
 		   "start_set 1");
 	start.start_set = 0xffff;
@@ -767,12 +768,37 @@ TEST_F(ctx, getinfo_evtsets_set0)
 	EXPECT_EQ(0, pfm_unload_context(self->fd));
 }
 
+/*
+ * What call @c checks of its arguments (@vec: one element or more): the
+ * fd, the count, the pointer (not read for a count of 0), arg_mem_max.
+ */
+static void expect_vec_args(struct __test_metadata *_metadata, int fd,
+			    enum pfm_call c, void *vec)
+{
+	__u64 max;
+	void *big;
+	int n;
+
+	expect_err(_metadata, vec_call(-1, c, vec, 1), EBADF, "fd -1");
+	expect_err(_metadata, vec_call(fd, c, vec, -1), EINVAL, "count -1");
+	EXPECT_EQ(0, vec_call(fd, c, NULL, 0)) TH_LOG("count 0, NULL");
+	expect_err(_metadata, vec_call(fd, c, NULL, 1), EFAULT, "NULL");
+
+	ASSERT_EQ(0, pfm_sysfs_u64("arg_mem_max", &max));
+	n = max / vec_calls[c].size;
+	big = calloc(n + 1, vec_calls[c].size);
+	ASSERT_FALSE(!big);
+	EXPECT_EQ(0, vec_call(fd, c, big, n)) TH_LOG("arg_mem_max bytes");
+	expect_err(_metadata, vec_call(fd, c, big, n + 1), E2BIG,
+		   "arg_mem_max");
+	free(big);
+}
+
 /* The vector stops at the first set that is not 0; it is written back. */
 TEST_F(ctx, getinfo_evtsets_errors)
 {
-	struct pfarg_setinfo info[3], *big;
-	__u64 max;
-	int n;
+	struct pfarg_setinfo info[3];
+	int fd;
 
 	memset(info, 0xff, sizeof(info));
 	info[0].set_id = 0;
@@ -788,29 +814,14 @@ TEST_F(ctx, getinfo_evtsets_errors)
 	expect_err(_metadata, pfm_getinfo_evtsets(self->fd, info, 1), EINVAL,
 		   "set 0xffff");
 
-	expect_err(_metadata, pfm_getinfo_evtsets(-1, info, 1), EBADF, "fd -1");
-	n = open("/dev/null", O_RDONLY);
-	ASSERT_LE(0, n);
-	expect_err(_metadata, pfm_getinfo_evtsets(n, info, 1), EBADF,
+	fd = open("/dev/null", O_RDONLY);
+	ASSERT_LE(0, fd);
+	expect_err(_metadata, pfm_getinfo_evtsets(fd, info, 1), EBADF,
 		   "/dev/null");
-	close(n);
-	expect_err(_metadata, pfm_getinfo_evtsets(self->fd, info, -1), EINVAL,
-		   "count -1");
-	EXPECT_EQ(0, pfm_getinfo_evtsets(self->fd, NULL, 0));
-	expect_err(_metadata, pfm_getinfo_evtsets(self->fd, NULL, 1), EFAULT,
-		   "NULL");
+	close(fd);
 	expect_err(_metadata, pfm_getinfo_evtsets(self->fd, (void *)8, 1),
 		   EFAULT, "bad pointer");
-
-	/* arg_mem_max bytes of elements pass, one element more is E2BIG */
-	ASSERT_EQ(0, pfm_sysfs_u64("arg_mem_max", &max));
-	n = max / sizeof(*big);
-	big = calloc(n + 1, sizeof(*big));
-	ASSERT_FALSE(!big);
-	EXPECT_EQ(0, pfm_getinfo_evtsets(self->fd, big, n));
-	expect_err(_metadata, pfm_getinfo_evtsets(self->fd, big, n + 1), E2BIG,
-		   "arg_mem_max");
-	free(big);
+	expect_vec_args(_metadata, self->fd, PFM_GETINFO_EVTSETS, info);
 }
 
 /*
@@ -941,10 +952,8 @@ TEST_F(ctx, create_evtsets_errors)
 	static const __u32 flags[] = {
 		0x1, PFM_SETFL_OVFL_SWITCH, PFM_SETFL_TIME_SWITCH, 0x80000000u
 	};
-	struct pfarg_setdesc d[2], *big;
+	struct pfarg_setdesc d[2];
 	unsigned int i;
-	__u64 max;
-	int n;
 
 	memset(d, 0, sizeof(d));
 	d[1].set_id = 1;
@@ -958,22 +967,7 @@ TEST_F(ctx, create_evtsets_errors)
 	}
 	d[1].set_flags = 0;
 	EXPECT_EQ(0, pfm_create_evtsets(self->fd, d, 2));
-
-	expect_err(_metadata, pfm_create_evtsets(-1, d, 1), EBADF, "fd -1");
-	expect_err(_metadata, pfm_create_evtsets(self->fd, d, -1), EINVAL,
-		   "count -1");
-	EXPECT_EQ(0, pfm_create_evtsets(self->fd, NULL, 0));
-	expect_err(_metadata, pfm_create_evtsets(self->fd, NULL, 1), EFAULT,
-		   "NULL");
-
-	ASSERT_EQ(0, pfm_sysfs_u64("arg_mem_max", &max));
-	n = max / sizeof(*big);
-	big = calloc(n + 1, sizeof(*big));
-	ASSERT_FALSE(!big);
-	EXPECT_EQ(0, pfm_create_evtsets(self->fd, big, n));
-	expect_err(_metadata, pfm_create_evtsets(self->fd, big, n + 1), E2BIG,
-		   "arg_mem_max");
-	free(big);
+	expect_vec_args(_metadata, self->fd, PFM_CREATE_EVTSETS, d);
 }
 
 #define RDPMC_FIXED	0x40000000u
@@ -1069,23 +1063,20 @@ static int start_self(const struct pfm_pmu *pmu, int every, const char **what)
 	if (nfix)
 		pfm_pmc_set(&pmcs[npmc++], PFM_FIXED_BASE, fixed);
 
-	*what = "pfm_create_context";
 	fd = pfm_create(0);
 	if (fd < 0)
-		return -1;
-	*what = "pfm_write_pmcs";
-	if (pfm_write_pmcs(fd, pmcs, npmc))
-		return -1;
-	*what = "pfm_write_pmds";
-	if (pfm_write_pmds(fd, pmds, npmd))
-		return -1;
-	*what = "pfm_load_context";
-	if (pfm_load(fd, pfm_gettid()))
-		return -1;
-	*what = "pfm_start";
-	if (pfm_start(fd, NULL))
-		return -1;
-	return fd;
+		*what = "pfm_create_context";
+	else if (pfm_write_pmcs(fd, pmcs, npmc))
+		*what = "pfm_write_pmcs";
+	else if (pfm_write_pmds(fd, pmds, npmd))
+		*what = "pfm_write_pmds";
+	else if (pfm_load(fd, pfm_gettid()))
+		*what = "pfm_load_context";
+	else if (pfm_start(fd, NULL))
+		*what = "pfm_start";
+	else
+		return fd;
+	return -1;
 }
 
 /*
@@ -1120,12 +1111,6 @@ static int send_report(struct report *r, const char *what, int wfd)
 	r->err = errno;
 	snprintf(r->what, sizeof(r->what), "%s", what);
 	return write(wfd, r, sizeof(*r)) == sizeof(*r) ? 0 : -1;
-}
-
-/* 1 if the report arrived, 0 if the child died first. */
-static int read_report(int rfd, struct report *r)
-{
-	return read(rfd, r, sizeof(*r)) == sizeof(*r);
 }
 
 static const char *ctr_name(unsigned int idx, char *buf, size_t size)
@@ -1167,7 +1152,7 @@ static void check_b(struct __test_metadata *_metadata,
 	}
 	close(rep[1]);
 	memset(&r, 0, sizeof(r));
-	got = read_report(rep[0], &r);
+	got = read(rep[0], &r, sizeof(r)) == sizeof(r);	/* 0: B died */
 	close(rep[0]);
 	ASSERT_EQ(b, waitpid(b, &status, 0));
 	ASSERT_TRUE(got && !r.what[0])
@@ -1249,7 +1234,7 @@ static void others_read_zero(struct __test_metadata *_metadata,
 	close(ready[1]);
 	close(release[0]);
 	memset(&r, 0, sizeof(r));
-	got = read_report(ready[0], &r);
+	got = read(ready[0], &r, sizeof(r)) == sizeof(r);	/* 0: A died */
 	close(ready[0]);
 	EXPECT_TRUE(got && !r.what[0])
 		TH_LOG("A: %s failed: %s", got ? r.what : "its report",
@@ -1415,29 +1400,33 @@ static int rdpmc_child(const struct pfm_pmu *pmu, int with_ctx)
 
 TEST_F(rules, rdpmc_knob_zero_faults)
 {
+	/*
+	 * The knob at 0 forbids RDPMC; the control, the knob as it was,
+	 * passes without the rule too; at 1 perfmon gives RDPMC to
+	 * self-monitoring threads only, and this CPU just ran one.
+	 */
+	const struct {
+		const char *knob;
+		int ctx, res;
+	} runs[] = {
+		{ "0\n", 1, RD_FAULT },
+		{ self->saved[RDPMC], 1, RD_VALUE },
+		{ "1\n", 0, RD_FAULT },
+	};
+	unsigned int i;
 	int res;
 
 	if (access(knob_path(RDPMC), F_OK))
 		SKIP(return, "no %s", knob_path(RDPMC));
-	ASSERT_EQ(0, knob_set(self->saved, RDPMC, "0\n"));
-	res = rdpmc_child(&self->pmu, 1);
-	EXPECT_EQ(RD_FAULT, res) TH_LOG("rdpmc 0, context started: %s",
-					rd_names[res]);
-
-	/* the control, which passes without the rule too */
-	ASSERT_EQ(0, pfm_file_write(knob_path(RDPMC), self->saved[RDPMC]));
-	res = rdpmc_child(&self->pmu, 1);
-	EXPECT_EQ(RD_VALUE, res) TH_LOG("rdpmc %.1s, context started: %s",
-					self->saved[RDPMC], rd_names[res]);
-
-	/*
-	 * perfmon gives RDPMC to self-monitoring threads only, and this CPU
-	 * just ran one
-	 */
-	ASSERT_EQ(0, pfm_file_write(knob_path(RDPMC), "1\n"));
-	res = rdpmc_child(&self->pmu, 0);
-	EXPECT_EQ(RD_FAULT, res) TH_LOG("rdpmc 1, no context: %s",
-					rd_names[res]);
+	for (i = 0; i < ARRAY_SIZE(runs); i++) {
+		/* the first saves the knob for the teardown */
+		ASSERT_EQ(0, knob_set(self->saved, RDPMC, runs[i].knob));
+		res = rdpmc_child(&self->pmu, runs[i].ctx);
+		EXPECT_EQ(runs[i].res, res)
+			TH_LOG("rdpmc %.1s, %s: %s", runs[i].knob,
+			       runs[i].ctx ? "context started" : "no context",
+			       rd_names[res]);
+	}
 }
 
 /* 0xA5 in every byte but the fields that read checks. */
@@ -1529,10 +1518,8 @@ TEST_F(rules, arg_mem_max_bounds)
 /* The size is checked first (E2BIG), then the copy (EFAULT), no ENOMEM. */
 TEST_F(rules, arg_mem_max_e2big_efault)
 {
-	int npmc = ARG_MEM_LIMIT / sizeof(struct pfarg_pmc);
-	int npmd = ARG_MEM_LIMIT / sizeof(struct pfarg_pmd);
 	__u64 val;
-	int fd;
+	int fd, c, n;
 
 	ASSERT_EQ(0, knob_set(self->saved, ARG_MEM_MAX, "4194304\n"));
 	ASSERT_EQ(0, pfm_sysfs_u64("arg_mem_max", &val));
@@ -1540,18 +1527,13 @@ TEST_F(rules, arg_mem_max_e2big_efault)
 	fd = pfm_create(0);
 	ASSERT_LE(0, fd);
 	/* one element more than fits, then as many as fit */
-	expect_err(_metadata, pfm_write_pmcs(fd, NULL, npmc + 1), E2BIG,
-		   "write_pmcs");
-	expect_err(_metadata, pfm_write_pmcs(fd, NULL, npmc), EFAULT,
-		   "write_pmcs");
-	expect_err(_metadata, pfm_write_pmds(fd, NULL, npmd + 1), E2BIG,
-		   "write_pmds");
-	expect_err(_metadata, pfm_write_pmds(fd, NULL, npmd), EFAULT,
-		   "write_pmds");
-	expect_err(_metadata, pfm_read_pmds(fd, NULL, npmd + 1), E2BIG,
-		   "read_pmds");
-	expect_err(_metadata, pfm_read_pmds(fd, NULL, npmd), EFAULT,
-		   "read_pmds");
+	for (c = PFM_WRITE_PMCS; c <= PFM_READ_PMDS; c++) {
+		n = ARG_MEM_LIMIT / vec_calls[c].size;
+		expect_err(_metadata, vec_call(fd, c, NULL, n + 1), E2BIG,
+			   vec_calls[c].name);
+		expect_err(_metadata, vec_call(fd, c, NULL, n), EFAULT,
+			   vec_calls[c].name);
+	}
 	close(fd);
 }
 

@@ -452,21 +452,6 @@ struct counts {
 	__u64 self_insn, self_branch;
 };
 
-static int read_pmds_flags(int fd, __u32 flags, __u64 *insn, __u64 *branch)
-{
-	struct pfarg_pmd pmds[2];
-
-	pfm_pmd_set(&pmds[0], 0, 0);
-	pfm_pmd_set(&pmds[1], 1, 0);
-	pmds[0].reg_flags = flags;
-	pmds[1].reg_flags = flags;
-	if (pfm_read_pmds(fd, pmds, 2))
-		return -1;
-	*insn = pmds[0].reg_value;
-	*branch = pmds[1].reg_value;
-	return 0;
-}
-
 /*
  * With @with_self, the totals and the monitored thread's own values come
  * from one call, of one instant: two calls would put the caller's own
@@ -474,17 +459,14 @@ static int read_pmds_flags(int fd, __u32 flags, __u64 *insn, __u64 *branch)
  */
 static int read_counts(int fd, int with_self, struct counts *c)
 {
-	struct pfarg_pmd pmds[4];
-	int i;
+	struct pfarg_pmd pmds[4] = {};
+	int i, nr = with_self ? 4 : 2;
 
-	memset(c, 0, sizeof(*c));
-	if (!with_self)
-		return read_pmds_flags(fd, 0, &c->insn, &c->branch);
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < nr; i++) {
 		pfm_pmd_set(&pmds[i], i % 2, 0);
 		pmds[i].reg_flags = i < 2 ? 0 : PFM_REGFL_SELF;
 	}
-	if (pfm_read_pmds(fd, pmds, 4))
+	if (pfm_read_pmds(fd, pmds, nr))
 		return -1;
 	c->insn = pmds[0].reg_value;
 	c->branch = pmds[1].reg_value;
@@ -530,6 +512,20 @@ static const unsigned long round_units[] = { UNIT, UNIT, UNIT, 2 * UNIT };
 #define NR_ROUNDS	ARRAY_SIZE(round_units)
 
 /*
+ * What a run of unit 2u counted more than one of unit u (@insn and
+ * @branch) is exactly @weight loops of UNIT iterations.
+ */
+static void expect_loops(struct __test_metadata *_metadata,
+			 unsigned long weight, __u64 insn, __u64 branch,
+			 const char *what)
+{
+	EXPECT_COUNT(weight * UNIT * PFM_LOOP_INSN, insn,
+		     "%s instructions, 2u - u", what);
+	EXPECT_COUNT(weight * UNIT * PFM_LOOP_BRANCH, branch,
+		     "%s branches, 2u - u", what);
+}
+
+/*
  * c[] from runs with round_units: the two runs of u agree, and 2u - u is
  * the counted weight, exactly; the monitored thread's own count (if read)
  * grows by its own weight only.
@@ -538,24 +534,34 @@ static void check_rounds(struct __test_metadata *_metadata,
 			 const struct counts *c, unsigned long weight,
 			 int with_self, const char *what)
 {
-	unsigned long self_weight = fam->nodes[0].weight;
+	char buf[96];
 
 	EXPECT_EQ(c[1].insn, c[2].insn);
 	EXPECT_EQ(c[1].branch, c[2].branch);
-	EXPECT_COUNT(weight * UNIT * PFM_LOOP_INSN, c[3].insn - c[2].insn,
-		     "%s: family instructions, 2u - u", what);
-	EXPECT_COUNT(weight * UNIT * PFM_LOOP_BRANCH,
-		     c[3].branch - c[2].branch,
-		     "%s: family branches, 2u - u", what);
+	snprintf(buf, sizeof(buf), "%s: family", what);
+	expect_loops(_metadata, weight, c[3].insn - c[2].insn,
+		     c[3].branch - c[2].branch, buf);
 	if (!with_self)
 		return;
 	EXPECT_EQ(c[1].self_insn, c[2].self_insn);
-	EXPECT_COUNT(self_weight * UNIT * PFM_LOOP_INSN,
+	snprintf(buf, sizeof(buf), "%s: monitored thread alone,", what);
+	expect_loops(_metadata, fam->nodes[0].weight,
 		     c[3].self_insn - c[2].self_insn,
-		     "%s: monitored thread alone, instructions, 2u - u", what);
-	EXPECT_COUNT(self_weight * UNIT * PFM_LOOP_BRANCH,
-		     c[3].self_branch - c[2].self_branch,
-		     "%s: monitored thread alone, branches, 2u - u", what);
+		     c[3].self_branch - c[2].self_branch, buf);
+}
+
+/* The runs of round_units of the family on @fd, all without an error. */
+static void run_rounds(struct __test_metadata *_metadata, int fd,
+		       int with_self, struct counts *c)
+{
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < NR_ROUNDS; i++) {
+		ASSERT_EQ(0, family_round(fd, with_self, round_units[i], &c[i],
+					  &err));
+		EXPECT_EQ(0, err) TH_LOG("run %u: family errors", i);
+	}
 }
 
 /* Create, program and load on the caller a context with @flags. */
@@ -570,6 +576,32 @@ static int self_context(const struct pfm_pmu *pmu, unsigned int flags)
 		return -1;
 	}
 	return fd;
+}
+
+/* *fd: a context with @flags loaded on the caller, or the test fails. */
+static void load_self(struct __test_metadata *_metadata,
+		      const struct pfm_pmu *pmu, int *fd, unsigned int flags)
+{
+	*fd = self_context(pmu, flags);
+	ASSERT_LE(0, *fd) TH_LOG("create/program/load, flags %#x: %s", flags,
+				 strerror(errno));
+}
+
+/* The same, started. */
+static void start_self(struct __test_metadata *_metadata,
+		       const struct pfm_pmu *pmu, int *fd, unsigned int flags)
+{
+	load_self(_metadata, pmu, fd, flags);
+	ASSERT_EQ(0, pfm_start(*fd, NULL));
+}
+
+/* close(*fd), which the teardown then leaves alone. */
+static int ctx_close(int *fd)
+{
+	int ret = close(*fd);
+
+	*fd = -1;
+	return ret;
 }
 
 /*
@@ -591,6 +623,15 @@ static long wait_sessions_ms(long want, int ms)
 static long wait_sessions(long want)
 {
 	return wait_sessions_ms(want, 2000);
+}
+
+/* task_sessions_count at the start of a test: it must be readable. */
+static long sessions_base(struct __test_metadata *_metadata)
+{
+	long base = pfm_sessions();
+
+	ASSERT_LE(0, base) TH_LOG("cannot read task_sessions_count");
+	return base;
 }
 
 /* Is PFM_FL_INHERIT there? Skip the test if not (or without a PMU). */
@@ -625,45 +666,18 @@ FIXTURE_VARIANT(family) {
 	unsigned int flags;
 };
 
-FIXTURE_VARIANT_ADD(family, inherit_1) {
-	.tasks = 1, .flags = PFM_FL_INHERIT,
-};
+#define INHERIT_THREAD	(PFM_FL_INHERIT | PFM_FL_INHERIT_THREAD)
 
-FIXTURE_VARIANT_ADD(family, inherit_2) {
-	.tasks = 2, .flags = PFM_FL_INHERIT,
-};
-
-FIXTURE_VARIANT_ADD(family, inherit_8) {
-	.tasks = 8, .flags = PFM_FL_INHERIT,
-};
-
-FIXTURE_VARIANT_ADD(family, inherit_64) {
-	.tasks = 64, .flags = PFM_FL_INHERIT,
-};
-
-FIXTURE_VARIANT_ADD(family, thread_1) {
-	.tasks = 1, .flags = PFM_FL_INHERIT | PFM_FL_INHERIT_THREAD,
-};
-
-FIXTURE_VARIANT_ADD(family, thread_2) {
-	.tasks = 2, .flags = PFM_FL_INHERIT | PFM_FL_INHERIT_THREAD,
-};
-
-FIXTURE_VARIANT_ADD(family, thread_8) {
-	.tasks = 8, .flags = PFM_FL_INHERIT | PFM_FL_INHERIT_THREAD,
-};
-
-FIXTURE_VARIANT_ADD(family, thread_64) {
-	.tasks = 64, .flags = PFM_FL_INHERIT | PFM_FL_INHERIT_THREAD,
-};
-
-FIXTURE_VARIANT_ADD(family, none_8) {
-	.tasks = 8, .flags = 0,
-};
-
-FIXTURE_VARIANT_ADD(family, none_64) {
-	.tasks = 64, .flags = 0,
-};
+FIXTURE_VARIANT_ADD(family, inherit_1) { .tasks = 1, .flags = PFM_FL_INHERIT };
+FIXTURE_VARIANT_ADD(family, inherit_2) { .tasks = 2, .flags = PFM_FL_INHERIT };
+FIXTURE_VARIANT_ADD(family, inherit_8) { .tasks = 8, .flags = PFM_FL_INHERIT };
+FIXTURE_VARIANT_ADD(family, inherit_64) { .tasks = 64, .flags = PFM_FL_INHERIT };
+FIXTURE_VARIANT_ADD(family, thread_1) { .tasks = 1, .flags = INHERIT_THREAD };
+FIXTURE_VARIANT_ADD(family, thread_2) { .tasks = 2, .flags = INHERIT_THREAD };
+FIXTURE_VARIANT_ADD(family, thread_8) { .tasks = 8, .flags = INHERIT_THREAD };
+FIXTURE_VARIANT_ADD(family, thread_64) { .tasks = 64, .flags = INHERIT_THREAD };
+FIXTURE_VARIANT_ADD(family, none_8) { .tasks = 8, .flags = 0 };
+FIXTURE_VARIANT_ADD(family, none_64) { .tasks = 64, .flags = 0 };
 
 FIXTURE_SETUP(family)
 {
@@ -685,18 +699,10 @@ TEST_F_TIMEOUT(family, exact, 600)
 {
 	int with_self = !!(variant->flags & PFM_FL_INHERIT);
 	struct counts c[NR_ROUNDS];
-	long base = pfm_sessions();
-	unsigned int i;
-	int err;
+	long base = sessions_base(_metadata);
 
-	ASSERT_LE(0, base);
-	self->fd = self_context(&self->pmu, variant->flags);
-	ASSERT_LE(0, self->fd);
-	for (i = 0; i < NR_ROUNDS; i++) {
-		ASSERT_EQ(0, family_round(self->fd, with_self, round_units[i],
-					  &c[i], &err));
-		EXPECT_EQ(0, err);
-	}
+	load_self(_metadata, &self->pmu, &self->fd, variant->flags);
+	run_rounds(_metadata, self->fd, with_self, c);
 	ksft_print_msg("%d tasks, flags %#x: counted weight %lu of %lu\n",
 		       variant->tasks, variant->flags,
 		       family_weight(variant->flags),
@@ -705,8 +711,7 @@ TEST_F_TIMEOUT(family, exact, 600)
 		     "mixed family");
 	/* every follower has gone: the original alone is attached */
 	EXPECT_EQ(base + 1, wait_sessions(base + 1));
-	close(self->fd);
-	self->fd = -1;
+	ctx_close(&self->fd);
 	EXPECT_EQ(base, wait_sessions(base));
 }
 
@@ -954,31 +959,26 @@ static int pthread_round(int fd, unsigned long unit, struct counts *d)
 
 TEST_F_TIMEOUT(inherit, pthreads_exact, 300)
 {
-	unsigned int flags[] = {
-		PFM_FL_INHERIT, PFM_FL_INHERIT | PFM_FL_INHERIT_THREAD
-	};
+	unsigned int flags[] = { PFM_FL_INHERIT, INHERIT_THREAD };
 	unsigned long w, wt = NR_PTHREADS * (NR_PTHREADS + 1) / 2;
 	struct counts c[NR_ROUNDS];
 	unsigned int f, i;
+	char what[32];
 
 	for (f = 0; f < ARRAY_SIZE(flags); f++) {
-		self->fd = self_context(&self->pmu, flags[f]);
-		ASSERT_LE(0, self->fd);
+		load_self(_metadata, &self->pmu, &self->fd, flags[f]);
 		for (i = 0; i < NR_ROUNDS; i++)
 			ASSERT_EQ(0, pthread_round(self->fd, round_units[i],
 						   &c[i]));
-		close(self->fd);
-		self->fd = -1;
+		ctx_close(&self->fd);
 		/* the forked process is a follower with PFM_FL_INHERIT only */
 		w = wt + (flags[f] & PFM_FL_INHERIT_THREAD ? 0 : PT_FORK_WEIGHT);
 		EXPECT_EQ(followers_insn(&c[1]), followers_insn(&c[2]));
-		EXPECT_COUNT(w * UNIT * PFM_LOOP_INSN,
+		snprintf(what, sizeof(what), "flags %#x: followers'", flags[f]);
+		expect_loops(_metadata, w,
 			     followers_insn(&c[3]) - followers_insn(&c[2]),
-			     "flags %#x: followers' instructions, 2u - u",
-			     flags[f]);
-		EXPECT_COUNT(w * UNIT * PFM_LOOP_BRANCH,
 			     followers_branch(&c[3]) - followers_branch(&c[2]),
-			     "flags %#x: followers' branches, 2u - u", flags[f]);
+			     what);
 	}
 }
 
@@ -1079,8 +1079,7 @@ TEST_F_TIMEOUT(inherit, barrier_exit_two_cpus, 600)
 	}
 	for (i = 0; i < NR_BARRIER; i++)
 		w += barrier_weight(i);
-	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
-	ASSERT_LE(0, self->fd);
+	load_self(_metadata, &self->pmu, &self->fd, PFM_FL_INHERIT);
 	for (r = 0; r < ARRAY_SIZE(units); r++) {
 		ASSERT_EQ(0, barrier_round(self->fd, units[r], &c[r]));
 		for (i = 0; i < NR_BARRIER; i++) {
@@ -1097,10 +1096,9 @@ TEST_F_TIMEOUT(inherit, barrier_exit_two_cpus, 600)
 	EXPECT_EQ(c[1].branch, c[3].branch);
 	EXPECT_EQ(c[2].insn, c[4].insn);
 	EXPECT_EQ(c[2].branch, c[4].branch);
-	EXPECT_COUNT(w * UNIT * PFM_LOOP_INSN, c[2].insn - c[1].insn,
-		     "%d threads, family instructions, 2u - u", NR_BARRIER);
-	EXPECT_COUNT(w * UNIT * PFM_LOOP_BRANCH, c[2].branch - c[1].branch,
-		     "%d threads, family branches, 2u - u", NR_BARRIER);
+	expect_loops(_metadata, w, c[2].insn - c[1].insn,
+		     c[2].branch - c[1].branch,
+		     PFM_STR(NR_BARRIER) " threads, family");
 	/* the monitored thread ran no loop of its own */
 	EXPECT_EQ(c[1].self_insn, c[2].self_insn);
 	EXPECT_EQ(c[3].self_insn, c[4].self_insn);
@@ -1164,9 +1162,7 @@ TEST_F_TIMEOUT(inherit, reads_monotonic_stop_stable, 300)
 
 	spin_shm = self->mem;
 	memset(spin_shm, 0, sizeof(*spin_shm));
-	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
-	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	start_self(_metadata, &self->pmu, &self->fd, PFM_FL_INHERIT);
 	for (i = 0; i < NR_SPIN; i++)
 		ASSERT_EQ(0, pthread_create(&t[i], NULL, spin_thread,
 					    (void *)(long)i));
@@ -1182,12 +1178,10 @@ TEST_F_TIMEOUT(inherit, reads_monotonic_stop_stable, 300)
 	for (i = 0; i < 300; i++) {
 		pfm_loop(200);
 		ASSERT_EQ(0, read_counts(self->fd, 1, &cur));
-		if (!counts_le(&prev, &cur)) {
-			if (!backwards++)
-				TH_LOG("read %d went back: %llu -> %llu", i,
-				       (unsigned long long)prev.insn,
-				       (unsigned long long)cur.insn);
-		}
+		if (!counts_le(&prev, &cur) && !backwards++)
+			TH_LOG("read %d went back: %llu -> %llu", i,
+			       (unsigned long long)prev.insn,
+			       (unsigned long long)cur.insn);
 		prev = cur;
 	}
 	EXPECT_EQ(0, backwards);
@@ -1276,16 +1270,13 @@ static int wait_exit0(pid_t pid)
 TEST_F_TIMEOUT(inherit, close_with_live_followers, 300)
 {
 	pthread_t t[NR_CLOSE_THREADS];
-	long base = pfm_sessions();
+	long base = sessions_base(_metadata);
 	int p[2], i;
 	void *ret;
 
-	ASSERT_LE(0, base);
 	ASSERT_EQ(0, pipe(p));
 	gate_fd = p[0];
-	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
-	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	start_self(_metadata, &self->pmu, &self->fd, PFM_FL_INHERIT);
 	EXPECT_EQ(base + 1, pfm_sessions());
 	for (i = 0; i < NR_CLOSE_THREADS; i++)
 		ASSERT_EQ(0, pthread_create(&t[i], NULL, pipe_follower, t));
@@ -1294,8 +1285,7 @@ TEST_F_TIMEOUT(inherit, close_with_live_followers, 300)
 	/* each live follower is an attached context */
 	EXPECT_EQ(base + 1 + NR_CLOSE_THREADS + 1, pfm_sessions());
 
-	EXPECT_EQ(0, close(self->fd));
-	self->fd = -1;
+	EXPECT_EQ(0, ctx_close(&self->fd));
 	ASSERT_EQ(NR_CLOSE_THREADS + 1, write(p[1], "xxxx", 4));
 	for (i = 0; i < NR_CLOSE_THREADS; i++) {
 		pthread_join(t[i], &ret);
@@ -1312,8 +1302,7 @@ TEST_F_TIMEOUT(inherit, close_with_live_followers, 300)
 	EXPECT_LE(0, self->fd) TH_LOG("load after close: %s", strerror(errno));
 	EXPECT_EQ(base + 1, pfm_sessions());
 	if (self->fd >= 0)
-		close(self->fd);
-	self->fd = -1;
+		ctx_close(&self->fd);
 	EXPECT_EQ(base, wait_sessions(base));
 }
 
@@ -1398,15 +1387,13 @@ TEST_F_TIMEOUT(inherit, create_exit_cycles, 900)
 	struct slab_snap *before = &slab_before;
 	struct counts w, ca, cb;
 	struct timespec t0, t1;
-	long base = pfm_sessions();
+	long base = sessions_base(_metadata);
 	__u64 fa, fb;
 	int slabs;
 
-	ASSERT_LE(0, base);
 	if (nr < 1)
 		nr = 1;
-	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
-	ASSERT_LE(0, self->fd);
+	load_self(_metadata, &self->pmu, &self->fd, PFM_FL_INHERIT);
 	/* warm up, then take the snapshots */
 	ASSERT_EQ(0, cycles_round(self->fd, 100, CYCLE_LOOP, &w));
 	slabs = slab_read(before);
@@ -1435,8 +1422,7 @@ TEST_F_TIMEOUT(inherit, create_exit_cycles, 900)
 	EXPECT_EQ(ca.self_insn, cb.self_insn);
 
 	EXPECT_EQ(base + 1, wait_sessions(base + 1));
-	close(self->fd);
-	self->fd = -1;
+	ctx_close(&self->fd);
 	EXPECT_EQ(base, wait_sessions(base));
 	/* a leak of one object of 32 bytes or more per cycle shows */
 	if (!slabs)
@@ -1500,22 +1486,22 @@ static void wait_task_gone(pid_t tid)
 		usleep(1000);
 }
 
-static void sweep_add(struct sweep *sum, const struct sweep *s)
+/* Wait until the clone @pid (@proc: a process) is gone: 0 if it ended well. */
+static int reap_clone(int proc, int *tid, long pid)
 {
-	int i;
+	int bad;
 
-	sum->attempts += s->attempts;
-	sum->failed += s->failed;
-	sum->created += s->created;
-	sum->bad_sessions += s->bad_sessions;
-	sum->child_err += s->child_err;
-	for (i = 0; i < MAX_ERRNO; i++)
-		sum->hist[i] += s->hist[i];
+	if (proc)
+		return wait_exit0(pid) != 0;
+	bad = wait_thread(tid, pid);
+	wait_task_gone(pid);
+	return bad;
 }
 
 /*
  * One sweep over clone (a thread, or with @proc a process) running
- * cycle_main(SWEEP_LOOP); sessions must be @want after every attempt.
+ * cycle_main(SWEEP_LOOP), added into *s; sessions must be @want after
+ * every attempt.
  */
 static int sweep_clone(int nf, int proc, long want, struct sweep *s)
 {
@@ -1524,7 +1510,6 @@ static int sweep_clone(int nf, int proc, long want, struct sweep *s)
 	int nth, len, injected, *tid;
 	long ret;
 
-	memset(s, 0, sizeof(*s));
 	for (nth = 1; nth < MAX_NTH; nth++) {
 		tid = new_tid_word();
 		len = snprintf(buf, sizeof(buf), "%d", nth);
@@ -1540,12 +1525,7 @@ static int sweep_clone(int nf, int proc, long want, struct sweep *s)
 		s->attempts++;
 		if (ret > 0) {
 			s->created++;
-			if (proc) {
-				s->child_err += wait_exit0(ret) != 0;
-			} else {
-				s->child_err += wait_thread(tid, ret);
-				wait_task_gone(ret);
-			}
+			s->child_err += reap_clone(proc, tid, ret);
 		} else {
 			s->failed++;
 			s->hist[-ret < MAX_ERRNO && ret < 0 ? -ret : 0]++;
@@ -1609,12 +1589,7 @@ static int calibrate(int fd, int proc, int nr, __u64 *insn, __u64 *branch)
 				    (void *)SWEEP_LOOP);
 		if (ret <= 0)
 			return -1;
-		if (proc) {
-			bad += wait_exit0(ret) != 0;
-		} else {
-			bad += wait_thread(tid, ret);
-			wait_task_gone(ret);
-		}
+		bad += reap_clone(proc, tid, ret);
 	}
 	if (read_counts(fd, 1, &b))
 		return -1;
@@ -1628,15 +1603,14 @@ static int calibrate(int fd, int proc, int nr, __u64 *insn, __u64 *branch)
 
 TEST_F_TIMEOUT(inherit, clone_fault_injection, 900)
 {
-	struct sweep plain[2], s, sum[2];
+	struct sweep plain[2] = {}, sum[2] = {};
 	struct slab_snap *before = &slab_before;
 	__u64 fi[2], fb[2], exp_insn, exp_branch;
 	int sweeps = env_long(SWEEPS_ENV, SWEEPS);
 	struct counts a, b, d;
 	int nf, k, e, proc, slabs;
-	long base = pfm_sessions();
+	long base = sessions_base(_metadata);
 
-	ASSERT_LE(0, base);
 	nf = open_fail_nth();
 	if (nf < 0)
 		SKIP(return, "no fail-nth (CONFIG_FAULT_INJECTION)");
@@ -1664,19 +1638,15 @@ TEST_F_TIMEOUT(inherit, clone_fault_injection, 900)
 	}
 
 	slabs = slab_read(before);
-	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
-	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	start_self(_metadata, &self->pmu, &self->fd, PFM_FL_INHERIT);
 	for (proc = 0; proc < 2; proc++)
 		ASSERT_EQ(0, calibrate(self->fd, proc, 4, &fi[proc],
 				       &fb[proc]));
 	ASSERT_EQ(0, read_counts(self->fd, 1, &a));
-	memset(sum, 0, sizeof(sum));
 	for (proc = 0; proc < 2; proc++) {
-		for (k = 0; k < (proc ? 1 : sweeps); k++) {
-			ASSERT_EQ(0, sweep_clone(nf, proc, base + 1, &s));
-			sweep_add(&sum[proc], &s);
-		}
+		for (k = 0; k < (proc ? 1 : sweeps); k++)
+			ASSERT_EQ(0, sweep_clone(nf, proc, base + 1,
+						 &sum[proc]));
 		sweep_log(proc ? "process, INHERIT" : "thread, INHERIT",
 			  &sum[proc]);
 	}
@@ -1710,8 +1680,7 @@ TEST_F_TIMEOUT(inherit, clone_fault_injection, 900)
 		     "%d thread and %d process followers, branches",
 		     sum[0].created, sum[1].created);
 
-	close(self->fd);
-	self->fd = -1;
+	ctx_close(&self->fd);
 	EXPECT_EQ(base, wait_sessions(base));
 	/*
 	 * only gross leaks show in the slab counts; the test bed's kmemleak
@@ -1900,16 +1869,13 @@ TEST_F_TIMEOUT(inherit, followers_irqsoff_bounded, 600)
 			      "65536"));
 
 	for (i = 0; i < 2; i++) {
-		self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
-		ASSERT_LE(0, self->fd) TH_LOG("load: %s", strerror(errno));
-		ASSERT_EQ(0, pfm_start(self->fd, NULL));
+		start_self(_metadata, &self->pmu, &self->fd, PFM_FL_INHERIT);
 		EXPECT_EQ(nr[i], sleepers_begin(&s, nr[i]))
 			TH_LOG("pthread_create(): %s", strerror(s.err));
 		EXPECT_EQ(0, irqsoff_family(self->fd, &f[i]))
 			TH_LOG("%s", strerror(errno));
 		sleepers_end(&s);
-		EXPECT_EQ(0, close(self->fd));
-		self->fd = -1;
+		EXPECT_EQ(0, ctx_close(&self->fd));
 		if (_metadata->exit_code)
 			return;
 		ksft_print_msg(IRQSOFF_FMT, nr[i], f[i].least.us, f[i].least.who,
@@ -1925,10 +1891,6 @@ TEST_F_TIMEOUT(inherit, followers_irqsoff_bounded, 600)
 		       f[1].pfm.us);
 }
 
-/*
- * Test 7 beside the none_* families: a context without PFM_FL_INHERIT
- * gives no context to new threads and processes, live or not.
- */
 /* The state letter of a thread of process pid (R, S, ...), or 0. */
 static char task_state(pid_t pid, pid_t tid)
 {
@@ -1954,19 +1916,20 @@ static int wait_asleep(pid_t pid, pid_t tid)
 	return -1;
 }
 
+/*
+ * Test 7 beside the none_* families: a context without PFM_FL_INHERIT
+ * gives no context to new threads and processes, live or not.
+ */
 TEST_F_TIMEOUT(inherit, no_inherit_sessions, 120)
 {
-	long base = pfm_sessions();
+	long base = sessions_base(_metadata);
 	pthread_t t;
 	int p[2];
 	void *ret;
 
-	ASSERT_LE(0, base);
 	ASSERT_EQ(0, pipe(p));
 	gate_fd = p[0];
-	self->fd = self_context(&self->pmu, 0);
-	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	start_self(_metadata, &self->pmu, &self->fd, 0);
 	ASSERT_EQ(0, pthread_create(&t, NULL, pipe_follower, NULL));
 	self->child = fork_pipe_follower(NULL);
 	ASSERT_LT(0, self->child);
@@ -1981,8 +1944,7 @@ TEST_F_TIMEOUT(inherit, no_inherit_sessions, 120)
 	close(p[0]);
 	close(p[1]);
 	EXPECT_EQ(base + 1, pfm_sessions());
-	close(self->fd);
-	self->fd = -1;
+	ctx_close(&self->fd);
 	EXPECT_EQ(base, wait_sessions(base));
 }
 
@@ -2010,9 +1972,7 @@ TEST_F_TIMEOUT(inherit, write_busy_while_followers, 120)
 	ASSERT_EQ(0, pipe(pt));
 	ASSERT_EQ(0, pipe(pp));
 	pfm_pmc_set(&pmc, 0, pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR));
-	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
-	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	start_self(_metadata, &self->pmu, &self->fd, PFM_FL_INHERIT);
 	/* a thread, created while started */
 	ASSERT_EQ(0, pthread_create(&t, NULL, pipe_wait, (void *)(long)pt[0]));
 	expect_err(_metadata, pfm_write_pmcs(self->fd, &pmc, 1), EBUSY,
@@ -2058,29 +2018,43 @@ TEST_F_TIMEOUT(inherit, write_busy_while_followers, 120)
 }
 
 /* Test 9: PFM_FL_INHERIT_THREAD needs PFM_FL_INHERIT. */
+static const struct {
+	unsigned int flags;
+	const char *name;
+} thread_flags_bad[] = {
+	{ PFM_FL_INHERIT_THREAD, "PFM_FL_INHERIT_THREAD" },
+	{ PFM_FL_INHERIT_THREAD | PFM_FL_OVFL_NO_MSG,
+	  "PFM_FL_INHERIT_THREAD | OVFL_NO_MSG" },
+	{ PFM_FL_INHERIT_THREAD | PFM_FL_FD_CLOEXEC,
+	  "PFM_FL_INHERIT_THREAD | FD_CLOEXEC" },
+}, thread_flags_good[] = {
+	{ INHERIT_THREAD, "PFM_FL_INHERIT | PFM_FL_INHERIT_THREAD" },
+	{ PFM_FL_INHERIT | PFM_FL_FD_CLOEXEC | PFM_FL_OVFL_NO_MSG,
+	  "PFM_FL_INHERIT | FD_CLOEXEC | OVFL_NO_MSG" },
+};
+
 TEST_F(inherit, inherit_thread_alone_einval)
 {
 	int next = pfm_next_fd(), fd;
+	char what[64];
+	unsigned int i;
 
-	expect_err(_metadata, pfm_create(PFM_FL_INHERIT_THREAD), EINVAL,
-		   "create(PFM_FL_INHERIT_THREAD)");
-	expect_err(_metadata,
-		   pfm_create(PFM_FL_INHERIT_THREAD | PFM_FL_OVFL_NO_MSG),
-		   EINVAL, "create(PFM_FL_INHERIT_THREAD | OVFL_NO_MSG)");
-	expect_err(_metadata,
-		   pfm_create(PFM_FL_INHERIT_THREAD | PFM_FL_FD_CLOEXEC),
-		   EINVAL, "create(PFM_FL_INHERIT_THREAD | FD_CLOEXEC)");
+	for (i = 0; i < ARRAY_SIZE(thread_flags_bad); i++) {
+		snprintf(what, sizeof(what), "create(%s)",
+			 thread_flags_bad[i].name);
+		expect_err(_metadata, pfm_create(thread_flags_bad[i].flags),
+			   EINVAL, what);
+	}
 	/* no fd was taken */
 	EXPECT_EQ(next, pfm_next_fd());
-	fd = pfm_create(PFM_FL_INHERIT | PFM_FL_INHERIT_THREAD);
-	EXPECT_LE(0, fd);
-	if (fd >= 0)
-		close(fd);
-	fd = pfm_create(PFM_FL_INHERIT | PFM_FL_FD_CLOEXEC |
-			PFM_FL_OVFL_NO_MSG);
-	EXPECT_LE(0, fd);
-	if (fd >= 0)
-		close(fd);
+	for (i = 0; i < ARRAY_SIZE(thread_flags_good); i++) {
+		fd = pfm_create(thread_flags_good[i].flags);
+		EXPECT_LE(0, fd) TH_LOG("create(%s): %s",
+					thread_flags_good[i].name,
+					strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
 }
 
 /*
@@ -2092,30 +2066,22 @@ TEST_F(inherit, inherit_thread_alone_einval)
  */
 TEST_F_TIMEOUT(inherit, exec_keeps_following, 300)
 {
-	unsigned int flags[] = {
-		PFM_FL_INHERIT, PFM_FL_INHERIT | PFM_FL_INHERIT_THREAD
-	};
+	unsigned int flags[] = { PFM_FL_INHERIT, INHERIT_THREAD };
 	struct counts c[NR_ROUNDS];
-	unsigned int f, i;
-	int t, err;
+	unsigned int f;
+	int t;
 
 	t = family_add(0, NODE_THREAD, 2);
 	family_add(0, NODE_EXEC, 3);
 	family_add(t, NODE_EXEC, 1);
 	family_add(0, NODE_PROC, 2);
 	for (f = 0; f < ARRAY_SIZE(flags); f++) {
-		self->fd = self_context(&self->pmu, flags[f]);
-		ASSERT_LE(0, self->fd);
-		for (i = 0; i < NR_ROUNDS; i++) {
-			ASSERT_EQ(0, family_round(self->fd, 1, round_units[i],
-						  &c[i], &err));
-			EXPECT_EQ(0, err);
-		}
+		load_self(_metadata, &self->pmu, &self->fd, flags[f]);
+		run_rounds(_metadata, self->fd, 1, c);
 		check_rounds(_metadata, c, family_weight(flags[f]), 1,
 			     flags[f] & PFM_FL_INHERIT_THREAD ?
 			     "exec, threads only" : "exec");
-		close(self->fd);
-		self->fd = -1;
+		ctx_close(&self->fd);
 	}
 }
 
@@ -2128,8 +2094,6 @@ TEST_F_TIMEOUT(inherit, exec_nondumpable_drops_follower, 300)
 {
 	struct counts c[NR_ROUNDS];
 	struct statvfs st;
-	unsigned int i;
-	int err;
 
 	if (geteuid())
 		SKIP(return, "needs root to drop privileges");
@@ -2139,13 +2103,8 @@ TEST_F_TIMEOUT(inherit, exec_nondumpable_drops_follower, 300)
 	snprintf(fam->nodump_exe, sizeof(fam->nodump_exe), "%s", self->path);
 	family_add(0, NODE_EXEC_NODUMP, 4);
 	family_add(0, NODE_EXEC, 2);
-	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
-	ASSERT_LE(0, self->fd);
-	for (i = 0; i < NR_ROUNDS; i++) {
-		ASSERT_EQ(0, family_round(self->fd, 1, round_units[i], &c[i],
-					  &err));
-		EXPECT_EQ(0, err);
-	}
+	load_self(_metadata, &self->pmu, &self->fd, PFM_FL_INHERIT);
+	run_rounds(_metadata, self->fd, 1, c);
 	check_rounds(_metadata, c, family_weight(PFM_FL_INHERIT), 1,
 		     "non-dumpable exec");
 }
@@ -2196,13 +2155,8 @@ TEST_F_TIMEOUT(inherit, same_as_perf_inherit, 600)
 	}
 	close(pfd);
 
-	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
-	ASSERT_LE(0, self->fd);
-	for (i = 0; i < NR_ROUNDS; i++) {
-		ASSERT_EQ(0, family_round(self->fd, 1, round_units[i], &c[i],
-					  &err));
-		EXPECT_EQ(0, err);
-	}
+	load_self(_metadata, &self->pmu, &self->fd, PFM_FL_INHERIT);
+	run_rounds(_metadata, self->fd, 1, c);
 	EXPECT_EQ(pd[1], pd[2]);
 	EXPECT_COUNT(w * UNIT * PFM_LOOP_INSN, pd[3] - pd[2],
 		     "perf inherit instructions:u, 2u - u");
@@ -2256,8 +2210,7 @@ static void traced_family(struct __test_metadata *_metadata,
 		EXPECT_EQ(0, wait_exit0(*child));
 		*child = -1;
 		ASSERT_EQ(0, read_counts(*fd, 0, &c[i]));
-		close(*fd);
-		*fd = -1;
+		ctx_close(fd);
 	}
 	check_rounds(_metadata, c, family_weight(flags), 0,
 		     exec ? "traced exec" : "traced child");
@@ -2269,7 +2222,7 @@ TEST_F_TIMEOUT(inherit, traced_child_family, 300)
 	traced_family(_metadata, &self->pmu, &self->fd, &self->child, 0,
 		      PFM_FL_INHERIT);
 	traced_family(_metadata, &self->pmu, &self->fd, &self->child, 0,
-		      PFM_FL_INHERIT | PFM_FL_INHERIT_THREAD);
+		      INHERIT_THREAD);
 }
 
 TEST_F_TIMEOUT(inherit, traced_exec_family, 300)
@@ -2393,70 +2346,68 @@ static unsigned long gated_total(void)
 }
 
 /*
+ * Start @fd, let the gated followers run to their end, stop: what @fd
+ * counted since *a, into *d.
+ */
+static void gated_run(struct __test_metadata *_metadata, int fd,
+		      const struct counts *a, struct counts *d)
+{
+	struct counts b;
+
+	ASSERT_EQ(0, pfm_start(fd, NULL));
+	gated_open();
+	EXPECT_EQ(0, gated_reap());
+	ASSERT_EQ(0, pfm_stop(fd));
+	ASSERT_EQ(0, read_counts(fd, 1, &b));
+	counts_sub(d, &b, a);
+}
+
+/*
  * Followers created while the context is loaded but stopped are followers
  * that do not count: their loop before the start is not in the total,
  * their loop after it is, exactly.
  */
 TEST_F_TIMEOUT(inherit, followers_start_with_original, 300)
 {
-	struct counts a, b, c[NR_ROUNDS];
+	struct counts a, c[NR_ROUNDS];
 	unsigned int i;
 
 	sy = self->mem;
-	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
-	ASSERT_LE(0, self->fd);
+	load_self(_metadata, &self->pmu, &self->fd, PFM_FL_INHERIT);
 	for (i = 0; i < NR_ROUNDS; i++) {
 		gated_reset(round_units[i], 3, 1);
 		ASSERT_EQ(0, read_counts(self->fd, 1, &a));
 		ASSERT_EQ(0, gated_spawn());
 		/* stopped: what the monitored thread does is not counted */
 		ASSERT_EQ(0, gated_asleep());
-		ASSERT_EQ(0, pfm_start(self->fd, NULL));
-		gated_open();
-		EXPECT_EQ(0, gated_reap());
-		ASSERT_EQ(0, pfm_stop(self->fd));
-		ASSERT_EQ(0, read_counts(self->fd, 1, &b));
-		counts_sub(&c[i], &b, &a);
+		gated_run(_metadata, self->fd, &a, &c[i]);
 	}
 	EXPECT_EQ(c[1].insn, c[2].insn);
-	EXPECT_COUNT(gated_total() * UNIT * PFM_LOOP_INSN,
-		     c[3].insn - c[2].insn,
-		     "loops after the start only, instructions, 2u - u");
-	EXPECT_COUNT(gated_total() * UNIT * PFM_LOOP_BRANCH,
-		     c[3].branch - c[2].branch,
-		     "loops after the start only, branches, 2u - u");
+	expect_loops(_metadata, gated_total(), c[3].insn - c[2].insn,
+		     c[3].branch - c[2].branch, "loops after the start only,");
 	EXPECT_EQ(c[2].self_insn, c[3].self_insn);
 }
 
 /* Tasks created before the load are not followers. */
 TEST_F_TIMEOUT(inherit, tasks_before_load_untouched, 300)
 {
-	struct counts a, b, c[NR_ROUNDS];
-	long base = pfm_sessions();
+	struct counts a, c[NR_ROUNDS];
+	long base = sessions_base(_metadata);
 	unsigned int i;
 
-	ASSERT_LE(0, base);
 	sy = self->mem;
 	for (i = 0; i < NR_ROUNDS; i++) {
 		gated_reset(round_units[i], 0, 1);
 		ASSERT_EQ(0, gated_spawn());
-		self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
-		ASSERT_LE(0, self->fd);
+		load_self(_metadata, &self->pmu, &self->fd, PFM_FL_INHERIT);
 		EXPECT_EQ(base + 1, pfm_sessions());
 		ASSERT_EQ(0, read_counts(self->fd, 1, &a));
-		ASSERT_EQ(0, pfm_start(self->fd, NULL));
-		gated_open();
-		EXPECT_EQ(0, gated_reap());
-		ASSERT_EQ(0, pfm_stop(self->fd));
-		ASSERT_EQ(0, read_counts(self->fd, 1, &b));
-		counts_sub(&c[i], &b, &a);
-		close(self->fd);
-		self->fd = -1;
+		gated_run(_metadata, self->fd, &a, &c[i]);
+		ctx_close(&self->fd);
 	}
-	EXPECT_COUNT(0, c[3].insn - c[2].insn,
-		     "tasks created before the load, instructions, 2u - u");
-	EXPECT_COUNT(0, c[3].branch - c[2].branch,
-		     "tasks created before the load, branches, 2u - u");
+	expect_loops(_metadata, 0, c[3].insn - c[2].insn,
+		     c[3].branch - c[2].branch,
+		     "tasks created before the load,");
 	EXPECT_EQ(base, wait_sessions(base));
 }
 
@@ -2482,10 +2433,9 @@ static int orig_main(void *arg)
 TEST_F_TIMEOUT(inherit, original_exits_first, 300)
 {
 	struct counts c[NR_ROUNDS];
-	long base = pfm_sessions(), pid;
+	long base = sessions_base(_metadata), pid;
 	unsigned int i;
 
-	ASSERT_LE(0, base);
 	sy = self->mem;
 	sy_pmu = &self->pmu;
 	for (i = 0; i < NR_ROUNDS; i++) {
@@ -2503,17 +2453,13 @@ TEST_F_TIMEOUT(inherit, original_exits_first, 300)
 		gated_open();
 		EXPECT_EQ(0, gated_reap());
 		ASSERT_EQ(0, read_counts(self->fd, 0, &c[i]));
-		close(self->fd);
-		self->fd = -1;
+		ctx_close(&self->fd);
 		EXPECT_EQ(base, wait_sessions(base));
 	}
 	EXPECT_EQ(c[1].insn, c[2].insn);
-	EXPECT_COUNT(gated_total() * UNIT * PFM_LOOP_INSN,
-		     c[3].insn - c[2].insn,
-		     "followers of an exited thread, instructions, 2u - u");
-	EXPECT_COUNT(gated_total() * UNIT * PFM_LOOP_BRANCH,
+	expect_loops(_metadata, gated_total(), c[3].insn - c[2].insn,
 		     c[3].branch - c[2].branch,
-		     "followers of an exited thread, branches, 2u - u");
+		     "followers of an exited thread,");
 }
 
 /*
@@ -2525,15 +2471,12 @@ TEST_F_TIMEOUT(inherit, unload_keeps_totals, 300)
 {
 	unsigned long w;
 	struct counts v1, v2, v3;
-	long base = pfm_sessions();
+	long base = sessions_base(_metadata);
 
-	ASSERT_LE(0, base);
 	sy = self->mem;
 	gated_reset(UNIT, 1, 10);
 	w = gated_total() * UNIT;
-	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
-	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	start_self(_metadata, &self->pmu, &self->fd, PFM_FL_INHERIT);
 	ASSERT_EQ(0, gated_spawn());
 	ASSERT_EQ(0, gated_asleep());
 	ASSERT_EQ(0, pfm_unload_context(self->fd));
@@ -2580,6 +2523,8 @@ TEST_F_TIMEOUT(inherit, unload_keeps_totals, 300)
 #define FOLLOW_RACE_ROUNDS	200
 /* T's random delay: up to this many iterations of pfm_loop() */
 #define FOLLOW_RACE_DELAY	20000
+#define FOLLOW_RACE_FMT \
+	"follow race: %ld rounds (%ld closes, %ld unloads), F created %ld threads (%ld failed) in %.1f s\n"
 
 struct follow_race {
 	int stop;		/* __atomic: F stops creating */
@@ -2620,7 +2565,8 @@ static void *follow_race_creator(void *arg)
 TEST_F_TIMEOUT(inherit, follow_race_close_unload, 900)
 {
 	long rounds = env_long(FOLLOW_RACE_ENV, FOLLOW_RACE_ROUNDS);
-	long base = pfm_sessions(), left, closes = 0, unloads = 0, created = 0;
+	long base = sessions_base(_metadata);
+	long left, closes = 0, unloads = 0, created = 0;
 	struct follow_race fr;
 	struct timespec t0, t1;
 	unsigned int seed;
@@ -2628,7 +2574,6 @@ TEST_F_TIMEOUT(inherit, follow_race_close_unload, 900)
 	long i;
 	int err;
 
-	ASSERT_LE(0, base);
 	seed = time(NULL);
 	ksft_print_msg("follow race: %ld rounds, seed %u\n", rounds, seed);
 	srand(seed);
@@ -2653,10 +2598,9 @@ TEST_F_TIMEOUT(inherit, follow_race_close_unload, 900)
 			sched_yield();
 		pfm_loop(rand() % FOLLOW_RACE_DELAY);
 		if (i & 1) {
-			EXPECT_EQ(0, close(self->fd))
+			EXPECT_EQ(0, ctx_close(&self->fd))
 				TH_LOG("round %ld: close: %s", i,
 				       strerror(errno));
-			self->fd = -1;
 			closes++;
 		} else {
 			EXPECT_EQ(0, pfm_unload_context(self->fd))
@@ -2671,10 +2615,8 @@ TEST_F_TIMEOUT(inherit, follow_race_close_unload, 900)
 			TH_LOG("round %ld (%s): F did not return: killed in a system call?",
 			       i, i & 1 ? "close" : "unload");
 		created += __atomic_load_n(&fr.created, __ATOMIC_ACQUIRE);
-		if (self->fd >= 0) {
-			EXPECT_EQ(0, close(self->fd));
-			self->fd = -1;
-		}
+		if (self->fd >= 0)
+			EXPECT_EQ(0, ctx_close(&self->fd));
 		left = wait_sessions(base);
 		ASSERT_EQ(base, left)
 			TH_LOG("round %ld (%s): %ld sessions left over %ld", i,
@@ -2686,9 +2628,7 @@ TEST_F_TIMEOUT(inherit, follow_race_close_unload, 900)
 			break;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	ksft_print_msg(
-		"follow race: %ld rounds (%ld closes, %ld unloads), F created %ld threads (%ld failed) in %.1f s\n",
-		       i, closes, unloads, created, fr.failed,
+	ksft_print_msg(FOLLOW_RACE_FMT, i, closes, unloads, created, fr.failed,
 		       (t1.tv_sec - t0.tv_sec) +
 		       (t1.tv_nsec - t0.tv_nsec) / 1e9);
 
@@ -2700,8 +2640,7 @@ TEST_F_TIMEOUT(inherit, follow_race_close_unload, 900)
 	EXPECT_EQ(0, pfm_start(self->fd, NULL));
 	pfm_loop(1000);
 	EXPECT_EQ(0, pfm_stop(self->fd));
-	EXPECT_EQ(0, close(self->fd));
-	self->fd = -1;
+	EXPECT_EQ(0, ctx_close(&self->fd));
 	EXPECT_EQ(base, wait_sessions(base));
 }
 
@@ -2808,9 +2747,7 @@ TEST_F_TIMEOUT(inherit, killed_clone_waits_no_longer, 600)
 			      "65536"));
 	k.forks[0] = 0;
 	k.forks[1] = 0;
-	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
-	ASSERT_LE(0, self->fd) TH_LOG("load: %s", strerror(errno));
-	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	start_self(_metadata, &self->pmu, &self->fd, PFM_FL_INHERIT);
 	/*
 	 * Before the threads, so that its forks stay quick; the first
 	 * follower the unload detaches, after it has stopped them all: a
