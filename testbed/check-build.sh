@@ -22,7 +22,10 @@
 # (generic inline KASAN, UBSAN, KFENCE), less what its boot does not use:
 # ACPI and PCI (its guest has two CPUs from the MP table), lockdep,
 # kmemleak and the debug objects (the test kernel's boots of the same
-# programs have them). In make check, KASAN and UBSAN
+# programs have them). make soak builds and boots it (FULL_BUILDS=1,
+# every file instrumented); make check only with KASAN_BUILD=1 and a
+# kasan boot in GUEST_RUNS (its CPU time is what a cold make check could
+# not afford: testbed/MEASUREMENTS.md). Then KASAN and UBSAN
 # instrument the series' C files alone, the objects above (build-kernel.sh
 # SANITIZE_OBJECTS): perfmon's own and the files it hooks into (fork,
 # exit, exec, the context switch, perf's x86 core, the watchdog), where
@@ -44,7 +47,9 @@
 # compiles all of perfmon and its hooks. The test configuration
 # (testbed/kernel.config: ACPI, PCI, lockdep, kmemleak, the debug objects)
 # builds only the final tree, in $BASE_REPO, into $CACHE/build/test: the
-# test kernel, which the PMU proof and the guests boot. It builds in the
+# test kernel, which the PMU proof and the guests boot. When the guests
+# follow, it builds first and alone, and the states build in the
+# background while the guests run (below); otherwise it builds in the
 # background while the states build: an incremental build of a state is
 # mostly one process at a time (make's walk, the link), which leaves the
 # other CPU to it.
@@ -96,8 +101,12 @@ elif [ "$FULL_BUILDS" = 1 ]; then
 else
 	I386_O=$CACHE/build/i386-objs I386_LABEL=i386-objs I386_FRAGMENTS=("$TESTBED/states.config")
 fi
+# The sanitizer kernel only when a guest boots it: make soak's
+# (KASAN_BUILD=1, with FULL_BUILDS), or on request.
+KASAN_BUILD=${KASAN_BUILD:-$FULL_BUILDS}
 KASAN_O=$CACHE/build/kasan KASAN_LABEL=kasan
 KASAN_WHAT="build final tree with KASAN, UBSAN and KFENCE on the series' files"
+[ "$KASAN_BUILD" = 1 ] || KASAN_WHAT=
 if [ "$FULL_BUILDS" = 1 ]; then
 	STATES_O=$CACHE/build/states STATES_LABEL=states
 	NOPFM_O=$CACHE/build/noperfmon NOPFM_LABEL=noperfmon
@@ -168,64 +177,86 @@ objects=$(
 state_objects=$objects kasan_objects=$objects
 [ "$FULL_BUILDS" = 0 ] || state_objects= kasan_objects=
 
-# The test kernel, in the background (see above).
+# build_states: the state of every patch, in order, into one build
+# directory; after a state that does not build, the later ones are
+# skipped.
+build_states() {
+	local failed=no prev_id= commit name tree t0
+
+	if ! git -C "$STATES_SRC" rev-parse -q --verify HEAD >/dev/null 2>&1; then
+		rm -rf "$STATES_SRC"
+		git -C "$BASE_REPO" worktree prune
+		git -C "$BASE_REPO" worktree add -q --detach "$STATES_SRC" "$first_commit" ||
+			{ result FAIL "build: every patch" "cannot create $STATES_SRC"; return 1; }
+	fi
+	while read -r commit name; do
+		tree=$(kbuild_id "$commit")
+		if [ "$failed" = yes ]; then
+			result SKIP "build $name" "an earlier patch did not build"
+			continue
+		fi
+		if [ "$tree" = "$prev_id" ]; then
+			result PASS "build $name (kernel sources as in the patch before)"
+			continue
+		fi
+		prev_id=$tree
+		if [ -e "$CACHE/stamps/$STATES_LABEL-$tree-$cfg_hash" ]; then
+			result PASS "build $name"
+			continue
+		fi
+		t0=$(date +%s)
+		if BUILD_OBJECTS=$state_objects KERNEL_FRAGMENT= build_state "$commit" "$tree" "$STATES_O" \
+			"$STATES_LABEL" "$STATES_SRC" "$TESTBED/states.config"; then
+			msg "  built $name ($(($(date +%s) - t0)) s$(cpu_of "$STATES_LABEL" "$tree"))"
+			result PASS "build $name"
+		else
+			result FAIL "build $name" "see $LOGDIR/build-$STATES_LABEL-${tree:0:12}.log"
+			failed=yes
+		fi
+	done < <(cut -d' ' -f1,3 "$commits")
+	[ "$failed" = no ]
+}
+
+# test_kernel_result RC SECONDS: the test kernel's verdict.
+test_kernel_result() {
+	if [ "$1" = 0 ]; then
+		[ "$2" -lt 2 ] || msg "  built the test kernel ($2 s$(cpu_of test "$last_tree"))"
+		result PASS "build final tree as the test kernel"
+		return 0
+	fi
+	result FAIL "build final tree as the test kernel" "see $LOGDIR/build-test-${last_tree:0:12}.log"
+	return 1
+}
+
 git -C "$BASE_REPO" checkout -q -f --detach "$last_commit" ||
 	{ result FAIL "build final tree as the test kernel" "cannot check it out"; exit 1; }
-(
-	renice -n 5 "$BASHPID" >/dev/null
-	t0=$(date +%s)
-	build_state "$last_commit" "$last_tree" "$TEST_O" test "$BASE_REPO"
-	echo "$? $(($(date +%s) - t0))" >"$LOGDIR/test-kernel.rc"
-) </dev/null &
-test_pid=$!
+guests_follow=no
+[[ " ${CHECK_STAGES:-} " == *" guest "* ]] && guests_follow=yes
 
-# The worktree the states are built from.
-if ! git -C "$STATES_SRC" rev-parse -q --verify HEAD >/dev/null 2>&1; then
-	rm -rf "$STATES_SRC"
-	git -C "$BASE_REPO" worktree prune
-	git -C "$BASE_REPO" worktree add -q --detach "$STATES_SRC" "$first_commit" ||
-		{ result FAIL "build: every patch" "cannot create $STATES_SRC"; wait; exit 1; }
-fi
-
-failed=no prev_id=
-while read -r commit name; do
-	tree=$(kbuild_id "$commit")
-	if [ "$failed" = yes ]; then
-		result SKIP "build $name" "an earlier patch did not build"
-		continue
-	fi
-	if [ "$tree" = "$prev_id" ]; then
-		result PASS "build $name (kernel sources as in the patch before)"
-		continue
-	fi
-	prev_id=$tree
-	if [ -e "$CACHE/stamps/$STATES_LABEL-$tree-$cfg_hash" ]; then
-		result PASS "build $name"
-		continue
-	fi
-	t0=$(date +%s)
-	if BUILD_OBJECTS=$state_objects KERNEL_FRAGMENT= build_state "$commit" "$tree" "$STATES_O" \
-		"$STATES_LABEL" "$STATES_SRC" "$TESTBED/states.config"; then
-		msg "  built $name ($(($(date +%s) - t0)) s$(cpu_of "$STATES_LABEL" "$tree"))"
-		result PASS "build $name"
-	else
-		result FAIL "build $name" "see $LOGDIR/build-$STATES_LABEL-${tree:0:12}.log"
-		failed=yes
-	fi
-done < <(cut -d' ' -f1,3 "$commits")
-
-t0=$(date +%s)
-wait "$test_pid"
-read -r rc secs <"$LOGDIR/test-kernel.rc" 2>/dev/null || rc=1 secs=0
-if [ "$rc" = 0 ]; then
-	[ "$secs" -lt 2 ] ||
-		msg "  built the test kernel ($secs s$(cpu_of test "$last_tree"), $(($(date +%s) - t0)) s after the states)"
-	result PASS "build final tree as the test kernel"
+if [ "$guests_follow" = no ]; then
+	# The test kernel in the background (see above), the states meanwhile.
+	(
+		renice -n 5 "$BASHPID" >/dev/null
+		t0=$(date +%s)
+		build_state "$last_commit" "$last_tree" "$TEST_O" test "$BASE_REPO"
+		echo "$? $(($(date +%s) - t0))" >"$LOGDIR/test-kernel.rc"
+	) </dev/null &
+	test_pid=$!
+	build_states
+	states_rc=$?
+	wait "$test_pid"
+	read -r rc secs <"$LOGDIR/test-kernel.rc" 2>/dev/null || rc=1 secs=0
+	test_kernel_result "$rc" "$secs" || exit 1
+	[ "$states_rc" = 0 ] || exit 1
 else
-	result FAIL "build final tree as the test kernel" "see $LOGDIR/build-test-${last_tree:0:12}.log"
-	exit 1
+	# The test kernel alone, on every CPU: the PMU proof and the guests
+	# need it and nothing else of this stage; the states go on in the
+	# background with the builds below.
+	t0=$(date +%s)
+	build_state "$last_commit" "$last_tree" "$TEST_O" test "$BASE_REPO" </dev/null
+	rc=$?
+	test_kernel_result "$rc" "$(($(date +%s) - t0))" || exit 1
 fi
-[ "$failed" = no ] || exit 1
 
 # The final tree as i386 (then I386_FILE, if given, is created), without
 # perfmon, and with the sanitizers (then KASAN_FILE).
@@ -265,7 +296,9 @@ extra_builds() {
 		result FAIL "$nopfm_what" "see $LOGDIR/build-$NOPFM_LABEL-${last_tree:0:12}.log"
 	fi
 	t1=$(date +%s)
-	if SANITIZE_OBJECTS=$kasan_objects build_state "$last_commit" "$last_tree" "$KASAN_O" \
+	if [ -z "$KASAN_WHAT" ]; then
+		:
+	elif SANITIZE_OBJECTS=$kasan_objects build_state "$last_commit" "$last_tree" "$KASAN_O" \
 		"$KASAN_LABEL" "$BASE_REPO" "$TESTBED/kasan.config"; then
 		# the sanitizers' calls in a file of perfmon's, and in make
 		# check none in a file of the rest
@@ -285,24 +318,28 @@ extra_builds() {
 	[ "$(($(date +%s) - t1))" -lt 2 ] ||
 		msg "  built the final tree with KASAN ($(($(date +%s) - t1)) s$(cpu_of "$KASAN_LABEL" "$last_tree"))"
 	[ -z "${2:-}" ] || touch "$2"
-	msg "  built the final tree as i386, without CONFIG_PERFMON and with KASAN ($(($(date +%s) - t0)) s)"
+	msg "  built the final tree as i386, without CONFIG_PERFMON${KASAN_WHAT:+ and with KASAN} ($(($(date +%s) - t0)) s)"
 }
 
 # Leave the source at the final state for the guest stage.
 git -C "$BASE_REPO" checkout -q -f --detach "$last_commit"
 
-# When the guest stage follows (CHECK_STAGES, from check.sh), these
-# builds run in the background at the lowest priority while the PMU proof
-# and the guests run: a TCG guest keeps about 1.2 of the 2 CPUs busy.
-# The i386 build comes first, then the one without perfmon, the KASAN
-# kernel last: check-guest.sh waits for each kernel before it boots it (it
-# boots the kasan guest last, when nothing builds any more), and check.sh
-# for all of them before its summary (wait_extra_builds, lib.sh).
-if [[ " ${CHECK_STAGES:-} " == *" guest "* ]]; then
+# When the guest stage follows (CHECK_STAGES, from check.sh), the states
+# and the builds above run in the background at the lowest priority while
+# the PMU proof and the guests run: a TCG guest keeps about 1.2 of the 2
+# CPUs busy, and QEMU's build (check.sh) comes before them. The states
+# first, then i386, then without perfmon, the KASAN kernel last:
+# check-guest.sh waits for each kernel it boots (the kasan guest last,
+# when nothing builds any more), and check.sh for all of them before its
+# summary (wait_extra_builds, lib.sh).
+if [ "$guests_follow" = yes ]; then
 	: >"$LOGDIR/extra-builds.pending"
-	msg "  the builds as i386, without CONFIG_PERFMON and with KASAN go on in the background"
+	msg "  the states of every patch, the builds as i386 and without CONFIG_PERFMON${KASAN_WHAT:+ and with KASAN} go on in the background (log: $LOGDIR/states.log)"
 	(
-		renice -n 9 "$BASHPID" >/dev/null
+		renice -n 19 "$BASHPID" >/dev/null
+		t0=$(date +%s)
+		build_states 2>"$LOGDIR/states.log"
+		msg "  built the states of every patch ($(($(date +%s) - t0)) s, in the background)"
 		extra_builds "$LOGDIR/extra-builds.i386" "$LOGDIR/extra-builds.kasan"
 		touch "$LOGDIR/extra-builds.done"
 	) </dev/null &

@@ -16,6 +16,13 @@
 # The selftests are built twice: 64-bit as collection "perfmon" and
 # 32-bit (-m32, run through IA32_EMULATION) as collection "perfmon32".
 #
+# Every PMU model runs count_test, the exact counts of its own table and
+# switch code. Programs whose subject is the common code run on fewer:
+# inherit_test (the followers, about 55 s a boot) on hybrid, fam10h and
+# fam19h, an Intel table, AMD's legacy counters and PerfMonV2; calls_test
+# (the calls' errors) 64-bit on core2, fam10h and hybrid and 32-bit on
+# fam17h.
+#
 # A LABEL that starts with i386 boots the final tree built as a 32-bit
 # kernel (check-build.sh) instead, with an initramfs of its own: /init is
 # guest/init32.c, a static 32-bit program, and only perfmon32 is in it.
@@ -42,9 +49,12 @@
 # sanitizers (testbed/kasan.config: KASAN, UBSAN, KFENCE; check-build.sh
 # builds it in the background and this script waits for it, so keep it
 # last): parse-log.py fails the boot on any "BUG: KASAN:", "UBSAN:" or
-# "BUG: KFENCE:" report. In make check KASAN and UBSAN instrument the
-# series' files alone (perfmon's and those it hooks into), in make soak
-# (FULL_BUILDS=1) every file ($CACHE/build/kasan-full). It runs the programs that create, inherit, load,
+# "BUG: KFENCE:" report. make soak boots it, every file instrumented
+# (FULL_BUILDS=1, $CACHE/build/kasan-full); make check does not (its
+# build and boot cost more than a cold run could spend: testbed/
+# MEASUREMENTS.md), unless KASAN_BUILD=1 and GUEST_RUNS has a kasan entry,
+# when KASAN and UBSAN instrument the series' files alone (perfmon's and
+# those it hooks into). It runs the programs that create, inherit, load,
 # race and free contexts (inherit_test, lifecycle_test), with the short
 # settings of the other boots but 300 rounds of the race between a clone
 # and the unload or close of an inheriting context (KASAN_SETTINGS). Its
@@ -107,8 +117,8 @@
 # an E-core, and count_test's hybrid fixture runs. It replaces the
 # Skylake boot of the whole suite: that table (version 4, 4 counters)
 # differs only in its counter count, and Skylake still boots for
-# kexec, hotplug and KASAN. Its log must show perfmon's hybrid table, so
-# that a QEMU that ignored the property (a plain Skylake) fails.
+# kexec, hotplug and (make soak) KASAN. Its log must show perfmon's
+# hybrid table, so that a QEMU that ignored the property (a plain Skylake) fails.
 # late is the hybrid model with leaf 0x23 (pmu-ext=on) booted with
 # maxcpus=1: only the P-core is up at boot, whose leaf 0x23 has 8 + 4
 # counters, and count_test's hybrid fixture brings the E-core online
@@ -157,7 +167,7 @@ INITRD_KEXEC=$CACHE/build/initramfs-kexec.cpio.gz
 STAGE_KEXEC=$CACHE/build/initramfs-kexec
 INITRD_LOCKUP=$CACHE/build/initramfs-lockup.cpio.gz
 STAGE_LOCKUP=$CACHE/build/initramfs-lockup
-GUEST_RUNS=${GUEST_RUNS:-nopmu:max:perfmon,perfmon32 core2:core2duo,pmu=on:perfmon:abi_test,perfmon:beside_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test,perfmon:share_test hybrid:Skylake-Client,pmu=on,model=151,hybrid-atoms=0x2:perfmon fam10h:Opteron_G3,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test,perfmon:share_test fam17h:EPYC,pmu=on:perfmon,perfmon32:abi_test,perfmon32:calls_test,perfmon32:count_test,perfmon32:sysfs_test fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17:perfmon:abi_test,perfmon:beside_test,perfmon:count_test,perfmon:inherit_test,perfmon:attach_test,perfmon:lifecycle_test,perfmon:libpfm_examples_test,perfmon:sysfs_test,perfmon:share_test kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on lockup-fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17 hotplug:Skylake-Client,pmu=on,pmu-gp=12,pmu-ext=on:perfmon:attach_test,perfmon:beside_test,perfmon:share_test late:Skylake-Client,pmu=on,model=151,hybrid-atoms=0x2,pmu-ext=on:perfmon:count_test,perfmon:share_test kasan:Skylake-Client,pmu=on:perfmon:inherit_test,perfmon:lifecycle_test kvm:EPYC,pmu=on,perfmon-v2=on,family=25,model=17,+svm,+npt:perfmon:kvm_test,kvm kvmperf:EPYC,pmu=on,perfmon-v2=on,family=25,model=17,+svm,+npt:perfmon:kvm_test,kvm}
+GUEST_RUNS=${GUEST_RUNS:-nopmu:max:perfmon,perfmon32 core2:core2duo,pmu=on:perfmon:abi_test,perfmon:beside_test,perfmon:calls_test,perfmon:count_test,perfmon:sysfs_test,perfmon:libpfm_examples_test,perfmon:share_test hybrid:Skylake-Client,pmu=on,model=151,hybrid-atoms=0x2:perfmon fam10h:Opteron_G3,pmu=on:perfmon:abi_test,perfmon:calls_test,perfmon:count_test,perfmon:inherit_test,perfmon:sysfs_test,perfmon:libpfm_examples_test,perfmon:share_test fam17h:EPYC,pmu=on:perfmon:abi_test,perfmon:attach_test,perfmon:beside_test,perfmon:count_test,perfmon:kvm_test,perfmon:libpfm_examples_test,perfmon:lifecycle_test,perfmon:share_test,perfmon:sysfs_test,perfmon32:abi_test,perfmon32:calls_test,perfmon32:count_test,perfmon32:sysfs_test fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17:perfmon:abi_test,perfmon:beside_test,perfmon:count_test,perfmon:inherit_test,perfmon:attach_test,perfmon:lifecycle_test,perfmon:libpfm_examples_test,perfmon:sysfs_test,perfmon:share_test kexec:Skylake-Client,pmu=on lockup:EPYC,pmu=on lockup-core2:core2duo,pmu=on lockup-fam10h:Opteron_G3,pmu=on lockup-fam19h:EPYC,pmu=on,perfmon-v2=on,family=25,model=17 hotplug:Skylake-Client,pmu=on,pmu-gp=12,pmu-ext=on:perfmon:attach_test,perfmon:beside_test,perfmon:share_test late:Skylake-Client,pmu=on,model=151,hybrid-atoms=0x2,pmu-ext=on:perfmon:count_test,perfmon:share_test kvm:EPYC,pmu=on,perfmon-v2=on,family=25,model=17,+svm,+npt:perfmon:kvm_test,kvm kvmperf:EPYC,pmu=on,perfmon-v2=on,family=25,model=17,+svm,+npt:perfmon:kvm_test,kvm}
 WATCHDOG_BOOTS=${WATCHDOG_BOOTS:-hybrid}
 LOCKUP_MODES=${LOCKUP_MODES-lockup-core2:loop lockup-fam10h:released lockup-fam19h:released}
 # The selftests' environment (passed on the kernel command line to /init):

@@ -25,20 +25,22 @@ msg "logs: $RUN"
 
 status=0
 for s in "${stages[@]}"; do
-	# QEMU with the emulated PMU builds in the background, at the lowest
-	# priority, along with the kernels: on a cold cache it takes the CPU
-	# time the kernel builds leave idle (links, configuration). The pmu
+	# QEMU with the emulated PMU builds in the background from the first
+	# stage on, at a low priority: on a cold cache it takes the CPU the
+	# series stage leaves idle (one checkpatch at a time) and what the
+	# test kernel's build leaves (links, configuration); the states of the
+	# patches, later in the background, have a lower one still. The pmu
 	# stage waits for it (testbed/qemu/build.sh holds a lock meanwhile).
-	if [ "$s" = build ] && [[ " ${stages[*]} " == *" pmu "* ]]; then
-		nice -n 19 "$TESTBED/qemu/build.sh" >/dev/null 2>"$RUN/qemu-prebuild.log" &
+	if [ "$s" = "${stages[0]}" ] && [[ " ${stages[*]} " == *" pmu "* ]]; then
+		nice -n 10 "$TESTBED/qemu/build.sh" >/dev/null 2>"$RUN/qemu-prebuild.log" &
 	fi
 	case "$s" in
 	series) name="series checks (apply, git am, quilt, tree view, form, checkpatch)" ;;
 	build)
 		if [ "${FULL_BUILDS:-0}" = 1 ]; then
-			name="builds (a whole kernel at every patch; final tree as the test kernel, as a 32-bit kernel, without perfmon and with KASAN and UBSAN on every file, the last three in the background when the guests follow)"
+			name="builds (final tree as the test kernel; a whole kernel at every patch, the final tree as a 32-bit kernel, without perfmon and with KASAN and UBSAN on every file, in the background when the guests follow)"
 		else
-			name="builds (every patch: the series' files compiled; final tree as the test kernel, its files compiled without perfmon and as i386, and with KASAN and UBSAN on the series' files, the last three in the background when the guests follow)"
+			name="builds (final tree as the test kernel; every patch's files compiled, the final tree's without perfmon and as i386, in the background when the guests follow)"
 		fi ;;
 	pmu) name="emulated PMU (QEMU built with testbed/qemu, proven with perf_events)" ;;
 	guest) name="guest (KUnit and kselftests in QEMU)" ;;

@@ -1210,6 +1210,8 @@ static void test_msr(int cpu)
 			;
 		wrmsr(ctl, 0);
 		rdmsr(ctr0, &v);
+		if (!(v > 0 && v < 100000))
+			diag("PERF_CTR0 after the wrap: %#llx", (unsigned long long)v);
 		mres(v > 0 && v < 100000, "PERF_CTR0 wraps to 0 at 48 bits", NULL);
 		wrmsr(ctr0, save);
 		if (amd_v2) {
