@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * perfmon: the state of each CPU's PMU, and its life.
+ * perfmon: the state of each CPU's PMU.
  *
  * struct pfm_cpu (cpu.h) is what perfmon knows of a CPU's PMU: which
  * context is live there, and what its registers hold.

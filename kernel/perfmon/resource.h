@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * perfmon resources and limits: the PMU's reservation, sessions, argument
- * sizes and who may create contexts.
+ * perfmon's resources and the limits on their use.
  */
 #ifndef _KERNEL_PERFMON_RESOURCE_H
 #define _KERNEL_PERFMON_RESOURCE_H

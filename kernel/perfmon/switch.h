@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * What the rest of perfmon asks of the CPUs' PMUs: moving a context
- * between memory and the PMU, and reading it.
+ * What the rest of perfmon calls in switch.c, the code that moves contexts
+ * between memory and the CPUs' PMUs.
  */
 #ifndef _KERNEL_PERFMON_SWITCH_H
 #define _KERNEL_PERFMON_SWITCH_H

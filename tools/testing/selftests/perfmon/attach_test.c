@@ -1116,34 +1116,7 @@ fail:
 	_exit(4);
 }
 
-/*
- * The row @name ("CAL:") of /proc/interrupts: the column of @cpu, or the
- * sum of the columns for -1; -1 if there is no such row.
- */
-static long long irqs(const char *name, int cpu)
-{
-	unsigned long long v;
-	long long sum = -1;
-	char tok[32];
-	FILE *f;
-	int i;
-
-	f = fopen("/proc/interrupts", "r");
-	if (!f)
-		return -1;
-	while (sum < 0 && fscanf(f, "%31s", tok) == 1) {
-		if (strcmp(tok, name))
-			continue;
-		/* one column per CPU, then the description */
-		for (sum = 0, i = 0; fscanf(f, "%llu", &v) == 1; i++)
-			if (cpu < 0 || i == cpu)
-				sum += v;
-	}
-	fclose(f);
-	return sum;
-}
-
-#define cal_irqs()	irqs("CAL:", -1)
+#define cal_irqs()	pfm_irq_count("CAL:", -1)
 
 /*
  * One run of create_close_child(): the IPIs counted while it ran its
@@ -1378,7 +1351,7 @@ FIXTURE(wd) {
 };
 
 /* The NMIs that @cpu took; -1 on error. */
-#define wd_nmis(cpu)	irqs("NMI:", cpu)
+#define wd_nmis(cpu)	pfm_irq_count("NMI:", cpu)
 
 static unsigned long wd_cpu_khz(void)
 {
@@ -1429,13 +1402,17 @@ static double wd_loop_cycles(void)
 	return c1 > c0 ? (c1 - c0) / 100000.0 : 0;
 }
 
-/* The NMIs CPU 0 takes while the caller spins @n iterations there. */
+/*
+ * The NMIs CPU 0 takes while the caller spins @n iterations there; -1 if
+ * /proc/interrupts does not say.
+ */
 static long wd_spin_nmis(unsigned long n)
 {
-	long n0 = wd_nmis(0);
+	long n0 = wd_nmis(0), n1;
 
 	pfm_loop(n);
-	return wd_nmis(0) - n0;
+	n1 = wd_nmis(0);
+	return n0 < 0 || n1 < 0 ? -1 : n1 - n0;
 }
 
 /* Does the watchdog say that @name is the hard lockup detector running? */
@@ -1462,6 +1439,7 @@ FIXTURE_SETUP(wd)
 	unsigned long khz;
 	double cycles;
 	char buf[8];
+	long n;
 	int i;
 
 	self->fd = -1;
@@ -1486,7 +1464,9 @@ FIXTURE_SETUP(wd)
 	 */
 	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(0, wd_reconfigure());
-		if (wd_spin_nmis(3 * self->period) >= 2)
+		n = wd_spin_nmis(3 * self->period);
+		ASSERT_LE(0, n) TH_LOG("no NMI line in /proc/interrupts");
+		if (n >= 2)
 			break;
 	}
 	if (i == 3)
@@ -1531,6 +1511,7 @@ static void wd_expect(struct __test_metadata *_metadata,
 {
 	long n = wd_spin_nmis(3 * self->period);
 
+	ASSERT_LE(0, n) TH_LOG("no NMI line in /proc/interrupts");
 	if (perf) {
 		EXPECT_LE(2, n)
 			TH_LOG("%ld NMIs: the perf detector does not run", n);

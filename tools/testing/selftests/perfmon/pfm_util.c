@@ -3,8 +3,6 @@
  * The helpers of the perfmon selftests, compiled once and linked into
  * every test program: see pfm_util.h.
  */
-#define _GNU_SOURCE
-#include "../kselftest.h"
 #include "pfm_util.h"
 
 long pfm_create_context(struct pfarg_ctx *ctx, const char *smpl_name,
@@ -940,7 +938,10 @@ const char *pfm_errname(int err)
 	return buf[n];
 }
 
-/* The column of @cpu in the row @name ("NMI:", "PMI:") of /proc/interrupts. */
+/*
+ * The row @name ("NMI:", "PMI:", "CAL:") of /proc/interrupts: the column
+ * of @cpu, or the sum of the columns for -1; -1 without that row or column.
+ */
 long long pfm_irq_count(const char *name, int cpu)
 {
 	unsigned long long v;
@@ -952,12 +953,13 @@ long long pfm_irq_count(const char *name, int cpu)
 	f = fopen("/proc/interrupts", "r");
 	if (!f)
 		return -1;
-	while (val < 0 && fscanf(f, "%31s", tok) == 1) {
+	while (fscanf(f, "%31s", tok) == 1) {
 		if (strcmp(tok, name))
 			continue;
-		for (i = 0; i <= cpu && fscanf(f, "%llu", &v) == 1; i++)
-			if (i == cpu)
-				val = v;
+		/* one column per CPU, then the description */
+		for (i = 0; fscanf(f, "%llu", &v) == 1; i++)
+			if (cpu < 0 || i == cpu)
+				val = (val < 0 ? 0 : val) + v;
 		break;
 	}
 	fclose(f);

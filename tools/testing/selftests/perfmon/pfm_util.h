@@ -124,9 +124,9 @@ int pfm_read2(int fd, __u64 *insn, __u64 *branch);
 /*
  * Calibrated loops, in assembly so that the compiler cannot change them.
  *
- * pfm_loop(n): 2 + 5 * n user instructions and 1 + n branch instructions
- * (n = 0 included). The difference between two values of n is therefore
- * exactly PFM_LOOP_INSN and PFM_LOOP_BRANCH per iteration.
+ * pfm_loop(n): PFM_LOOP_INSN user instructions and PFM_LOOP_BRANCH branch
+ * instructions per iteration, and a few around the loop, the same for
+ * every n (0 included): the difference between two values of n is exact.
  *
  * pfm_syscall_loop(n), n > 0: n getppid() system calls, PFM_SYSLOOP_INSN
  * user instructions per iteration (mov, syscall or int $0x80, dec, jnz),
