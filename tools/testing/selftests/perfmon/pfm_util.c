@@ -3,6 +3,7 @@
  * The helpers of the perfmon selftests, compiled once and linked into
  * every test program: see pfm_util.h.
  */
+#include "../kselftest.h"
 #include "pfm_util.h"
 
 long pfm_create_context(struct pfarg_ctx *ctx, const char *smpl_name,
