@@ -10,6 +10,13 @@ set -uo pipefail
 
 "$TESTBED/setup.sh" || die "could not install the packages the test bed needs"
 
+# One run at a time per cache: a run's background builds check out the
+# final tree in $BASE_REPO until its summary, which another run's
+# series would move under them.
+mkdir -p "$CACHE"
+exec 7>"$CACHE/.check.lock"
+flock -n 7 || die "another make check or make soak runs on $CACHE (lock $CACHE/.check.lock)"
+
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(series build pmu guest)
 export CHECK_STAGES="${stages[*]}"

@@ -21,7 +21,8 @@
 #            hard lockup that the buddy detector must report;
 #   kvm      KVM's mediated vPMU in the EPYC PerfMonV2 guest, and in it a
 #            KVM guest (testbed/guest/nested.sh) running all of count_test
-#            (make check runs a subset);
+#            (make check skips it; NESTED=1 testbed/check.sh guest runs a
+#            subset of seven tests);
 #   i386     the test configuration built as a 32-bit kernel (make check
 #            only compiles the series' files as i386), booted on Skylake:
 #            the 32-bit selftests natively.
