@@ -262,8 +262,9 @@ keep_run() {
 }
 
 # wait_extra_builds LOGDIR [i386|kasan]: wait for the builds check-build.sh
-# left running in the background (the final tree as i386, with KASAN, and
-# without perfmon), or for the i386 or the KASAN one only.
+# left running in the background (the patches' states, the final tree as
+# i386, without perfmon and, when built, with KASAN), or until the i386 or
+# the KASAN one is done.
 wait_extra_builds() {
 	local done=$1/extra-builds.done
 
