@@ -64,7 +64,7 @@ static inline void pfm_write_hw_pmd(struct pfm_context *ctx, unsigned int i)
 {
 	const struct pfm_regdesc *d = &pfm_pmu->pmd[i];
 
-	static_call(pfm_write_pmd)(i, pfm_hw_value(ctx->pmds[i], d->width, d->hw_width));
+	static_call(pfm_pmu_write_pmd)(i, pfm_hw_value(ctx->pmds[i], d->width, d->hw_width));
 }
 
 /* The counters controlled by the used PMCs, for the global enable. */
@@ -79,7 +79,7 @@ static inline void pfm_clear_hw_pmds(u64 pmds)
 	unsigned long i;
 
 	pfm_for_each_reg(i, pmds) {
-		static_call(pfm_write_pmd)(i, 0);
+		static_call(pfm_pmu_write_pmd)(i, 0);
 		pfm_stat_inc(pmds_cleared);
 	}
 }
@@ -92,7 +92,7 @@ static inline void pfm_write_hw_pmc(struct pfm_cpu *pc, unsigned int i, u64 valu
 			return;
 		pc->pmcs[i] = value;
 	}
-	static_call(pfm_write_pmc)(i, value);
+	static_call(pfm_pmu_write_pmc)(i, value);
 }
 
 /* Write 0 to the PMCs of this CPU that do not hold 0. */
@@ -109,12 +109,12 @@ static inline void pfm_clear_hw_pmcs(struct pfm_cpu *pc)
 static inline void pfm_set_rdpmc(struct pfm_cpu *pc, bool allow)
 {
 	/* perf's rdpmc setting 0 forbids it to every thread */
-	if (allow && static_call(pfm_rdpmc_users)() == PFM_RDPMC_NEVER)
+	if (allow && static_call(pfm_pmu_rdpmc_users)() == PFM_RDPMC_NEVER)
 		allow = false;
 	if (pc->rdpmc == allow)
 		return;
 	pc->rdpmc = allow;
-	static_call(pfm_user_rdpmc)(allow);
+	static_call(pfm_pmu_user_rdpmc)(allow);
 }
 
 /* cpu.c */

@@ -45,13 +45,13 @@ static void pfm_rearm(struct pfm_context *ctx, unsigned int i)
 	unsigned int ctl = d->ctl;
 	u64 hw;
 
-	static_call(pfm_write_pmc)(ctl, 0);
+	static_call(pfm_pmu_write_pmc)(ctl, 0);
 	raw_write_seqcount_begin(&ctx->pmd_seq);
-	hw = static_call(pfm_read_pmd)(i);
+	hw = static_call(pfm_pmu_read_pmd)(i);
 	ctx->pmds[i] = pfm_combine(ctx->pmds[i], hw, d->width) + BIT_ULL(d->width);
-	static_call(pfm_write_pmd)(i, pfm_hw_value(hw, d->width, d->hw_width));
+	static_call(pfm_pmu_write_pmd)(i, pfm_hw_value(hw, d->width, d->hw_width));
 	raw_write_seqcount_end(&ctx->pmd_seq);
-	static_call(pfm_write_pmc)(ctl, ctx->pmcs[ctl]);
+	static_call(pfm_pmu_write_pmc)(ctl, ctx->pmcs[ctl]);
 }
 
 /**
@@ -79,7 +79,7 @@ int pfm_interrupt(void)
 	if (ctx) {
 		cand = pfm_counting_pmds(ctx) & ~ctx->no_emul64;
 		pfm_for_each_reg(i, cand) {
-			u64 hw = static_call(pfm_read_pmd)(i);
+			u64 hw = static_call(pfm_pmu_read_pmd)(i);
 
 			if (!pfm_overflowed(hw, pmu->pmd[i].width))
 				continue;
@@ -88,7 +88,7 @@ int pfm_interrupt(void)
 		}
 	}
 	if (ovfl) {
-		static_call(pfm_ack)(ovfl);
+		static_call(pfm_pmu_ack)(ovfl);
 		WRITE_ONCE(pc->stale_until, jiffies + pfm_stale_window());
 		pfm_stat_inc(ovfl_intr);
 		return 1;

@@ -38,9 +38,9 @@ void pfm_clear_foreign_pmds(u64 pmds)
 	unsigned long i;
 
 	pfm_for_each_reg(i, pmds) {
-		if (!static_call(pfm_read_pmd)(i))
+		if (!static_call(pfm_pmu_read_pmd)(i))
 			continue;
-		static_call(pfm_write_pmd)(i, 0);
+		static_call(pfm_pmu_write_pmd)(i, 0);
 		pfm_stat_inc(pmds_cleared);
 	}
 }
@@ -54,7 +54,7 @@ void pfm_take_cpu(struct pfm_cpu *pc)
 {
 	if (!(pfm_pmu->flags & PFM_PMU_SHARED) || pc->taken)
 		return;
-	static_call(pfm_take_cpu)();
+	static_call(pfm_pmu_take_cpu)();
 	pc->taken = true;
 	pc->act++;
 	/* the counters perf stopped may still raise late NMIs: claim them */
@@ -89,7 +89,7 @@ void pfm_give_back_cpu(struct pfm_cpu *pc)
 		return;
 	pc->foreign = 0;
 	pfm_clear_hw_pmcs(pc);
-	static_call(pfm_give_back_cpu)();
+	static_call(pfm_pmu_give_back_cpu)();
 	pc->taken = false;
 }
 

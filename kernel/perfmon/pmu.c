@@ -18,17 +18,17 @@ const struct pfm_pmu *pfm_pmu __ro_after_init;
 u64 pfm_pmu_counters __ro_after_init;
 u64 pfm_pmc_pmds[PFM_MAX_HW_PMCS] __ro_after_init;
 
-DEFINE_STATIC_CALL_NULL(pfm_write_pmc, *pfm_pmu->write_pmc);
-DEFINE_STATIC_CALL_NULL(pfm_write_pmd, *pfm_pmu->write_pmd);
-DEFINE_STATIC_CALL_NULL(pfm_read_pmd, *pfm_pmu->read_pmd);
-DEFINE_STATIC_CALL_NULL(pfm_enable, *pfm_pmu->enable);
-DEFINE_STATIC_CALL_NULL(pfm_disable, *pfm_pmu->disable);
-DEFINE_STATIC_CALL_NULL(pfm_ack, *pfm_pmu->ack);
-DEFINE_STATIC_CALL_NULL(pfm_user_rdpmc, *pfm_pmu->user_rdpmc);
-DEFINE_STATIC_CALL_NULL(pfm_reset, *pfm_pmu->reset);
-DEFINE_STATIC_CALL_NULL(pfm_take_cpu, *pfm_pmu->take_cpu);
-DEFINE_STATIC_CALL_NULL(pfm_give_back_cpu, *pfm_pmu->give_back_cpu);
-DEFINE_STATIC_CALL_NULL(pfm_rdpmc_users, *pfm_pmu->rdpmc_users);
+DEFINE_STATIC_CALL_NULL(pfm_pmu_write_pmc, *pfm_pmu->write_pmc);
+DEFINE_STATIC_CALL_NULL(pfm_pmu_write_pmd, *pfm_pmu->write_pmd);
+DEFINE_STATIC_CALL_NULL(pfm_pmu_read_pmd, *pfm_pmu->read_pmd);
+DEFINE_STATIC_CALL_NULL(pfm_pmu_enable, *pfm_pmu->enable);
+DEFINE_STATIC_CALL_NULL(pfm_pmu_disable, *pfm_pmu->disable);
+DEFINE_STATIC_CALL_NULL(pfm_pmu_ack, *pfm_pmu->ack);
+DEFINE_STATIC_CALL_NULL(pfm_pmu_user_rdpmc, *pfm_pmu->user_rdpmc);
+DEFINE_STATIC_CALL_NULL(pfm_pmu_reset, *pfm_pmu->reset);
+DEFINE_STATIC_CALL_NULL(pfm_pmu_take_cpu, *pfm_pmu->take_cpu);
+DEFINE_STATIC_CALL_NULL(pfm_pmu_give_back_cpu, *pfm_pmu->give_back_cpu);
+DEFINE_STATIC_CALL_NULL(pfm_pmu_rdpmc_users, *pfm_pmu->rdpmc_users);
 
 static int __init pfm_pmu_check(const struct pfm_pmu *pmu)
 {
@@ -93,19 +93,19 @@ int __init pfm_pmu_register(const struct pfm_pmu *pmu)
 		pfm_pmc_pmds[d->ctl] |= BIT_ULL(i);
 		pfm_pmu_counters |= BIT_ULL(i);
 	}
-	static_call_update(pfm_write_pmc, pmu->write_pmc);
-	static_call_update(pfm_write_pmd, pmu->write_pmd);
-	static_call_update(pfm_read_pmd, pmu->read_pmd);
-	static_call_update(pfm_enable, pmu->enable);
-	static_call_update(pfm_disable, pmu->disable);
-	static_call_update(pfm_ack, pmu->ack);
-	static_call_update(pfm_user_rdpmc, pmu->user_rdpmc);
-	static_call_update(pfm_reset, pmu->reset);
+	static_call_update(pfm_pmu_write_pmc, pmu->write_pmc);
+	static_call_update(pfm_pmu_write_pmd, pmu->write_pmd);
+	static_call_update(pfm_pmu_read_pmd, pmu->read_pmd);
+	static_call_update(pfm_pmu_enable, pmu->enable);
+	static_call_update(pfm_pmu_disable, pmu->disable);
+	static_call_update(pfm_pmu_ack, pmu->ack);
+	static_call_update(pfm_pmu_user_rdpmc, pmu->user_rdpmc);
+	static_call_update(pfm_pmu_reset, pmu->reset);
 	if (pmu->flags & PFM_PMU_SHARED) {
-		static_call_update(pfm_take_cpu, pmu->take_cpu);
-		static_call_update(pfm_give_back_cpu, pmu->give_back_cpu);
+		static_call_update(pfm_pmu_take_cpu, pmu->take_cpu);
+		static_call_update(pfm_pmu_give_back_cpu, pmu->give_back_cpu);
 	}
-	static_call_update(pfm_rdpmc_users, pmu->rdpmc_users);
+	static_call_update(pfm_pmu_rdpmc_users, pmu->rdpmc_users);
 	pfm_pmu = pmu;
 	pr_info("%s PMU, %u PMCs, %u PMDs\n", pmu->model, pmcs, pmds);
 	return 0;

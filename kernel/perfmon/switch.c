@@ -48,17 +48,17 @@ static void pfm_save(struct pfm_context *ctx, bool keep_rdpmc)
 	barrier();
 	WRITE_ONCE(pc->ctx, NULL);
 
-	static_call(pfm_disable)();
+	static_call(pfm_pmu_disable)();
 	/* without a global disable, each counter stops at its PMC */
 	if (!(pmu->flags & PFM_PMU_GLOBAL_DISABLE))
 		pfm_for_each_reg(i, ctx->used_pmcs)
-			static_call(pfm_write_pmc)(i, 0);
+			static_call(pfm_pmu_write_pmc)(i, 0);
 
 	pfm_for_each_reg(i, ctx->used_pmds) {
 		const struct pfm_regdesc *d = &pmu->pmd[i];
 		u64 hw;
 
-		hw = static_call(pfm_read_pmd)(i);
+		hw = static_call(pfm_pmu_read_pmd)(i);
 		if (pfm_overflowed(hw, d->width))
 			wrapped |= BIT_ULL(i);
 		ctx->pmds[i] = pfm_fold(ctx->pmds[i], hw, d->width,
@@ -73,8 +73,8 @@ static void pfm_save(struct pfm_context *ctx, bool keep_rdpmc)
 		}
 	}
 	if (wrapped)
-		static_call(pfm_ack)(wrapped);
-	if (static_call(pfm_rdpmc_users)() == PFM_RDPMC_ALWAYS) {
+		static_call(pfm_pmu_ack)(wrapped);
+	if (static_call(pfm_pmu_rdpmc_users)() == PFM_RDPMC_ALWAYS) {
 		/* the next thread may read them, whoever it is */
 		pfm_clear_hw_pmds(pfm_counting_pmds(ctx));
 		ctx->last_cpu = -1;
@@ -117,7 +117,7 @@ static void pfm_load(struct pfm_context *ctx)
 	 */
 	gen = atomic64_read(&pfm_pmu_gen);
 	if (unlikely(pc->gen != gen)) {
-		static_call(pfm_reset)();
+		static_call(pfm_pmu_reset)();
 		pc->gen = gen;
 		pc->act++;
 		pc->dirty = 0;
@@ -146,7 +146,7 @@ static void pfm_load(struct pfm_context *ctx)
 	 * perf's (its mm maps a perf event), whoever loaded the context:
 	 * none but its own count.
 	 */
-	if (static_call(pfm_rdpmc_users)() != PFM_RDPMC_NEVER) {
+	if (static_call(pfm_pmu_rdpmc_users)() != PFM_RDPMC_NEVER) {
 		pfm_clear_hw_pmds(pc->dirty & ~ctx->used_pmds);
 		pfm_clear_foreign_pmds(pc->foreign & ~(pc->dirty | ctx->used_pmds));
 		pc->dirty &= ctx->used_pmds;
@@ -167,7 +167,7 @@ static void pfm_load(struct pfm_context *ctx)
 	if (ctx->started) {
 		pfm_for_each_reg(i, ctx->used_pmcs)
 			pfm_write_hw_pmc(pc, i, ctx->pmcs[i]);
-		static_call(pfm_enable)(pfm_counting_pmds(ctx));
+		static_call(pfm_pmu_enable)(pfm_counting_pmds(ctx));
 	}
 	pfm_stat_inc(loads);
 }
@@ -243,7 +243,7 @@ static u64 pfm_live_value(struct pfm_context *ctx, unsigned int i)
 	do {
 		seq = raw_read_seqcount_begin(&ctx->pmd_seq);
 		v = ctx->pmds[i];
-		hw = static_call(pfm_read_pmd)(i);
+		hw = static_call(pfm_pmu_read_pmd)(i);
 	} while (read_seqcount_retry(&ctx->pmd_seq, seq));
 	return pfm_fold(v, hw, d->width, !(ctx->no_emul64 & BIT_ULL(i)), &ovfl);
 }

@@ -79,19 +79,18 @@ TEST_F(pfm_if, sysfs_syscall)
 
 TEST(call_numbers_are_consecutive)
 {
-	int base = __NR_pfm_create_context;
+	/* in the order of enum pfm_call */
+	static const int nr[PFM_NR_CALLS] = {
+		__NR_pfm_create_context, __NR_pfm_write_pmcs,
+		__NR_pfm_write_pmds, __NR_pfm_read_pmds, __NR_pfm_load_context,
+		__NR_pfm_start, __NR_pfm_stop, __NR_pfm_restart,
+		__NR_pfm_create_evtsets, __NR_pfm_getinfo_evtsets,
+		__NR_pfm_delete_evtsets, __NR_pfm_unload_context,
+	};
+	int i;
 
-	EXPECT_EQ(base + PFM_WRITE_PMCS, __NR_pfm_write_pmcs);
-	EXPECT_EQ(base + PFM_WRITE_PMDS, __NR_pfm_write_pmds);
-	EXPECT_EQ(base + PFM_READ_PMDS, __NR_pfm_read_pmds);
-	EXPECT_EQ(base + PFM_LOAD_CONTEXT, __NR_pfm_load_context);
-	EXPECT_EQ(base + PFM_START, __NR_pfm_start);
-	EXPECT_EQ(base + PFM_STOP, __NR_pfm_stop);
-	EXPECT_EQ(base + PFM_RESTART, __NR_pfm_restart);
-	EXPECT_EQ(base + PFM_CREATE_EVTSETS, __NR_pfm_create_evtsets);
-	EXPECT_EQ(base + PFM_GETINFO_EVTSETS, __NR_pfm_getinfo_evtsets);
-	EXPECT_EQ(base + PFM_DELETE_EVTSETS, __NR_pfm_delete_evtsets);
-	EXPECT_EQ(base + PFM_UNLOAD_CONTEXT, __NR_pfm_unload_context);
+	for (i = PFM_WRITE_PMCS; i < PFM_NR_CALLS; i++)
+		EXPECT_EQ(__NR_pfm_create_context + i, nr[i]) TH_LOG("call %d", i);
 }
 
 /*
@@ -107,14 +106,11 @@ TEST_F(pfm_if, removed_calls_not_implemented)
 	ASSERT_EQ(-1, syscall(-1, 0, 0, 0));
 	no_such_call = errno;
 
-	for (i = 0; i < 2; i++) {
-		errno = 0;
-		EXPECT_EQ(-1, syscall(__NR_pfm_create_context + removed[i], 0,
-				      NULL, 0))
-			TH_LOG("slot %d", removed[i]);
-		EXPECT_EQ(no_such_call, errno)
-			TH_LOG("slot %d", removed[i]);
-	}
+	for (i = 0; i < 2; i++)
+		expect_err(_metadata, syscall(__NR_pfm_create_context +
+					      removed[i], 0, NULL, 0),
+			   no_such_call, removed[i] == PFM_RESTART ?
+			   "pfm_restart" : "pfm_delete_evtsets");
 }
 
 /*
@@ -147,7 +143,6 @@ TEST_F(pfm_if, create_needs_pmu)
 	int fd, err;
 	bool has_pmu = access(PFM_SYSFS "/pmu_desc/model", R_OK) == 0;
 
-	errno = 0;
 	fd = pfm_create(0);
 	err = errno;
 	if (has_pmu) {
@@ -155,8 +150,7 @@ TEST_F(pfm_if, create_needs_pmu)
 		ASSERT_LE(0, fd) TH_LOG("pfm_create_context: %s", strerror(err));
 		EXPECT_EQ(0, close(fd));
 	} else {
-		EXPECT_EQ(-1, fd);
-		EXPECT_EQ(ENODEV, err);
+		expect_err(_metadata, fd, ENODEV, "create without a PMU");
 	}
 }
 
@@ -220,9 +214,8 @@ static void expect_create_fails(struct __test_metadata *_metadata,
 {
 	int next = pfm_next_fd();
 
-	errno = 0;
-	EXPECT_EQ(-1, pfm_create_context(ctx, smpl_name, smpl_arg, smpl_size));
-	EXPECT_EQ(err, errno);
+	expect_err(_metadata, pfm_create_context(ctx, smpl_name, smpl_arg,
+						 smpl_size), err, "create");
 	EXPECT_EQ(next, pfm_next_fd());
 }
 
@@ -329,12 +322,8 @@ TEST_F(pfm, read_write_fail)
 
 	fd = pfm_create(0);
 	ASSERT_LE(0, fd);
-	errno = 0;
-	EXPECT_EQ(-1, read(fd, buf, sizeof(buf)));
-	EXPECT_EQ(EINVAL, errno);
-	errno = 0;
-	EXPECT_EQ(-1, write(fd, buf, sizeof(buf)));
-	EXPECT_EQ(EBADF, errno);
+	expect_err(_metadata, read(fd, buf, sizeof(buf)), EINVAL, "read");
+	expect_err(_metadata, write(fd, buf, sizeof(buf)), EBADF, "write");
 	EXPECT_EQ(0, close(fd));
 }
 

@@ -1,18 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * perfmon attach rules: pfm_load_context() on the caller, on other
- * threads and on threads that cannot be monitored, with every errno; and
- * the calls on a context attached to another thread, which need ptrace
- * permission and that thread ptrace-stopped by the caller.
- *
- * Then the access rules, compared with perf_events in the same boot: the
- * perf_event_paranoid levels and CAP_PERFMON at create, write_pmcs (kernel
- * level) and load time, on the caller and on a ptrace-stopped child, with
- * exact counts whenever access is granted; create/close sending no IPI and
- * not locking perf out; the PMU taken from perf only while a context is
- * loaded; the unprivileged_reserve knob; root at paranoid level 3.
- *
- * Last, the PMU shared with the NMI watchdog, when it ran at boot.
+ * perfmon attach rules: pfm_load_context() on every kind of thread, with
+ * every errno; the calls on a context attached to another thread (ptrace
+ * permission, ptrace-stopped by the caller).
+ * The access rules against perf_events: paranoid levels and CAP_PERFMON,
+ * exact counts when granted, no IPI at create/close, the PMU taken from
+ * perf only while loaded, unprivileged_reserve, root at level 3.
+ * The PMU shared with the NMI watchdog.
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -30,8 +24,8 @@ FIXTURE(attach) {
 	struct pfm_pmu pmu;
 	int fd;
 	pid_t child;
-	int paranoid;		/* perf_event_paranoid to restore */
-	char reserve[PFM_RESERVE_LEN];	/* unprivileged_reserve to restore */
+	int paranoid;
+	char reserve[PFM_RESERVE_LEN];
 };
 
 FIXTURE_SETUP(attach)
@@ -39,9 +33,8 @@ FIXTURE_SETUP(attach)
 	self->fd = -1;
 	self->child = -1;
 	self->reserve[0] = '\0';
-	/* the unprivileged tests count at the user level, as perf allows */
+	/* unprivileged tests count at the user level and load contexts */
 	self->paranoid = pfm_paranoid_set(2);
-	/* and load contexts: not CAP_PERFMON's privilege for these tests */
 	if (!geteuid())
 		pfm_reserve_allow(self->reserve);
 	if (pfm_require_pmu(_metadata, &self->pmu))
@@ -66,37 +59,7 @@ static void idle(unsigned long n)
 }
 
 /* A child that stops itself under ptrace, then idles once continued. */
-static pid_t fork_traced_idle(void)
-{
-	return pfm_fork_stopped(idle, 0);
-}
-
-/* A child that is traced by us but runs (sleeps in pause()). */
-static pid_t fork_traced_running(void)
-{
-	int pipefd[2];
-	pid_t pid;
-	char c;
-
-	if (pipe(pipefd))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
-			_exit(1);
-		close(pipefd[0]);
-		write(pipefd[1], "x", 1);
-		for (;;)
-			pause();
-	}
-	close(pipefd[1]);
-	if (pid > 0 && read(pipefd[0], &c, 1) != 1) {
-		pfm_kill(pid);
-		pid = -1;
-	}
-	close(pipefd[0]);
-	return pid;
-}
+#define fork_traced_idle()	pfm_fork_stopped(idle, 0)
 
 TEST_F(attach, load_self)
 {
@@ -116,45 +79,39 @@ TEST_F(attach, load_pid_zero)
 	expect_err(_metadata, pfm_load(self->fd, 0), ESRCH, "load_pid 0");
 }
 
+/* pid_max, then huge pids */
 TEST_F(attach, load_no_such_thread)
 {
-	unsigned int pids[] = { INT_MAX, 0x80000000u, 0xffffffffu };
-	unsigned int i, pid_max;
+	unsigned int pids[] = { 0, INT_MAX, 0x80000000u, 0xffffffffu };
+	unsigned int i;
 	FILE *f;
 
 	f = fopen("/proc/sys/kernel/pid_max", "r");
 	ASSERT_FALSE(!f);
-	ASSERT_EQ(1, fscanf(f, "%u", &pid_max));
+	ASSERT_EQ(1, fscanf(f, "%u", &pids[0]));
 	fclose(f);
-	expect_err(_metadata, pfm_load(self->fd, pid_max), ESRCH, "pid_max");
 	for (i = 0; i < ARRAY_SIZE(pids); i++)
 		expect_err(_metadata, pfm_load(self->fd, pids[i]), ESRCH,
-			   "huge pid");
+			   "no such pid");
 }
 
 /* Is pid a kernel thread (PF_KTHREAD in /proc/<pid>/stat)? */
 static int is_kthread(pid_t pid)
 {
-	unsigned long flags;
-	char path[64], buf[512], *p;
+	unsigned long flags = 0;
+	char path[64], buf[512], *p = NULL;
 	FILE *f;
-	int i;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	if (!p)
-		return 0;
-	p = strrchr(buf, ')');
+	if (f) {
+		p = fgets(buf, sizeof(buf), f);
+		fclose(f);
+	}
 	/* after the comm: state, ppid, pgrp, session, tty, tpgid, flags */
-	for (i = 0; p && i < 7; i++)
-		p = strchr(p + 1, ' ');
-	if (!p)
-		return 0;
-	flags = strtoul(p + 1, NULL, 10);
+	p = p ? strrchr(buf, ')') : NULL;
+	if (p)
+		sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags);
 	return !!(flags & 0x00200000);
 }
 
@@ -204,10 +161,12 @@ TEST_F(attach, load_job_control_stopped)
 		   "stopped child");
 }
 
+/* Traced, continued: it sleeps in pause(), not ptrace-stopped. */
 TEST_F(attach, load_traced_running)
 {
-	self->child = fork_traced_running();
+	self->child = fork_traced_idle();
 	ASSERT_LT(0, self->child);
+	ASSERT_EQ(0, ptrace(PTRACE_CONT, self->child, NULL, NULL));
 	expect_err(_metadata, pfm_load(self->fd, self->child), ESRCH,
 		   "traced running child");
 }
@@ -217,16 +176,13 @@ TEST_F(attach, load_traced_stopped)
 	self->child = fork_traced_idle();
 	ASSERT_LT(0, self->child);
 	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+	/* twice */
 	EXPECT_EQ(0, pfm_load(self->fd, self->child));
 	EXPECT_EQ(0, pfm_unload_context(self->fd));
-	/* and again */
 	EXPECT_EQ(0, pfm_load(self->fd, self->child));
 }
 
-/*
- * A seized tracee in a group stop, then in PTRACE_LISTEN: stopped for
- * ptrace before the listen, not after it, as for a ptrace request.
- */
+/* A seized tracee in a group stop is ptrace-stopped until PTRACE_LISTEN. */
 TEST_F(attach, load_traced_listening)
 {
 	int status;
@@ -355,20 +311,14 @@ TEST_F(attach, load_reserved_fields_ignored)
 	EXPECT_EQ(0, pfm_unload_context(self->fd));
 }
 
-/* The calls on an attached context, their errnos in order. */
-enum {
-	C_WPMCS, C_WPMDS, C_RPMDS, C_START, C_STOP, C_CSETS, C_GSETS, C_UNLOAD,
-	C_NR
-};
+/* The calls on an attached context, in order. */
+#define C_NR	8
 static const char * const call_names[C_NR] = {
 	"write_pmcs", "write_pmds", "read_pmds", "start", "stop",
 	"create_evtsets", "getinfo_evtsets", "unload"
 };
 
-/*
- * The errno of the call that returned @ret, errno cleared before it: 0 if
- * it succeeded, -1 if it failed without one. Clears errno for the next.
- */
+/* The errno of a call (0: success; -1: none set); clears errno. */
 static int call_err(long ret)
 {
 	int err = ret ? (errno ? errno : -1) : 0;
@@ -387,24 +337,39 @@ static void run_calls(int fd, __u64 evtsel, int *res)
 	pfm_pmc_set(&pmc, 0, evtsel);
 	pfm_pmd_set(&pmd, 0, 0);
 	errno = 0;
-	res[C_WPMCS] = call_err(pfm_write_pmcs(fd, &pmc, 1));
-	res[C_WPMDS] = call_err(pfm_write_pmds(fd, &pmd, 1));
-	res[C_RPMDS] = call_err(pfm_read_pmds(fd, &pmd, 1));
-	res[C_START] = call_err(pfm_start(fd, NULL));
-	res[C_STOP] = call_err(pfm_stop(fd));
-	res[C_CSETS] = call_err(pfm_create_evtsets(fd, &setdesc, 1));
-	res[C_GSETS] = call_err(pfm_getinfo_evtsets(fd, &setinfo, 1));
-	res[C_UNLOAD] = call_err(pfm_unload_context(fd));
+	res[0] = call_err(pfm_write_pmcs(fd, &pmc, 1));
+	res[1] = call_err(pfm_write_pmds(fd, &pmd, 1));
+	res[2] = call_err(pfm_read_pmds(fd, &pmd, 1));
+	res[3] = call_err(pfm_start(fd, NULL));
+	res[4] = call_err(pfm_stop(fd));
+	res[5] = call_err(pfm_create_evtsets(fd, &setdesc, 1));
+	res[6] = call_err(pfm_getinfo_evtsets(fd, &setinfo, 1));
+	res[7] = call_err(pfm_unload_context(fd));
 }
 
 /* Who makes the calls: the owner of the context, or a new process. */
 enum { BY_CALLER, BY_ROOT_CHILD, BY_UNPRIV_CHILD };
 
-/* Run the calls in a new process, root or not, and collect the errnos. */
+/* The parent's side: *@out (@size bytes) sent by child @pid, 0 or -1. */
+static int child_report(pid_t pid, int *pipefd, void *out, size_t size)
+{
+	int status;
+	ssize_t n;
+
+	close(pipefd[1]);
+	n = pid < 0 ? -1 : read(pipefd[0], out, size);
+	close(pipefd[0]);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid ||
+	    n != (ssize_t)size || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status) ? -1 : 0;
+}
+
+/* The calls made in a new process, root or not: their errnos. */
 static int run_calls_in_child(int fd, __u64 evtsel, int unprivileged,
 			      int *res)
 {
-	int pipefd[2], status;
+	int pipefd[2];
 	pid_t pid;
 
 	if (pipe(pipefd))
@@ -415,26 +380,14 @@ static int run_calls_in_child(int fd, __u64 evtsel, int unprivileged,
 		if (unprivileged && pfm_drop_root(65534))
 			_exit(1);
 		run_calls(fd, evtsel, res);
-		if (write(pipefd[1], res, C_NR * sizeof(*res)) < 0)
-			_exit(1);
-		_exit(0);
+		_exit(write(pipefd[1], res, C_NR * sizeof(*res)) < 0);
 	}
-	close(pipefd[1]);
-	if (pid < 0 || read(pipefd[0], res, C_NR * sizeof(*res)) !=
-	    (ssize_t)(C_NR * sizeof(*res))) {
-		close(pipefd[0]);
-		return -1;
-	}
-	close(pipefd[0]);
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-	    WEXITSTATUS(status))
-		return -1;
-	return 0;
+	return child_report(pid, pipefd, res, C_NR * sizeof(*res));
 }
 
 /* Every call on self->fd, made by @who, fails with @err (0: succeeds). */
 static void expect_calls(struct __test_metadata *_metadata,
-			 FIXTURE_DATA(attach) *self, int who, int err)
+			 struct _test_data_attach *self, int who, int err)
 {
 	__u64 evtsel = pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR);
 	int res[C_NR], i;
@@ -454,7 +407,7 @@ static void expect_calls(struct __test_metadata *_metadata,
 
 /* self->fd, programmed if @program, loaded on a new ptrace-stopped child. */
 static void load_on_traced_child(struct __test_metadata *_metadata,
-				 FIXTURE_DATA(attach) *self, bool program)
+				 struct _test_data_attach *self, bool program)
 {
 	self->child = fork_traced_idle();
 	ASSERT_LT(0, self->child);
@@ -506,10 +459,7 @@ TEST_F(attach, calls_not_the_tracer)
 	expect_calls(_metadata, self, BY_ROOT_CHILD, ESRCH);
 }
 
-/*
- * The exit status of a new process that runs @fn(@arg) as uid 65534:
- * what @fn returns (0 or an errno), 100 if it could not drop root.
- */
+/* What @fn(@arg) returns in a new process as uid 65534 (100: no drop). */
 static int as_nobody(struct __test_metadata *_metadata,
 		     int (*fn)(const void *arg), const void *arg)
 {
@@ -526,10 +476,7 @@ static int as_nobody(struct __test_metadata *_metadata,
 	return WEXITSTATUS(status);
 }
 
-/*
- * Load a new context on the thread *@arg, or on a ptrace-stopped child of
- * the caller if 0: 0, the errno of the load, 101 or 102 (set-up failed).
- */
+/* Load a new context on *@arg (0: a new tracee): 0, errno, 101/102. */
 static int load_new_context(const void *arg)
 {
 	pid_t target = *(const pid_t *)arg, pid;
@@ -576,11 +523,7 @@ TEST_F(attach, load_unprivileged_on_own_child)
 #define NR_CREATES	10000
 #define SYNC_EVERY	1000
 
-/*
- * The knobs as the program found them, saved before any test changes
- * them: each FIXTURE_TEARDOWN() puts them back, and so does the exit of
- * the program, for a test killed by its timeout (no teardown then).
- */
+/* The knobs as found: restored by each teardown and at exit (timeouts). */
 static char start_paranoid[32], start_reserve[32];
 static pid_t main_pid;
 
@@ -613,10 +556,7 @@ static int perf_open(pid_t pid, int kernel, int disabled)
 	return pfm_perf_open(&attr, pid, -1, -1);
 }
 
-/*
- * perf's verdict: 0 or the errno of the open. The event is closed at once:
- * perf and perfmon cannot both hold the PMU.
- */
+/* perf's verdict, 0 or the open's errno; closed at once (one PMU owner). */
 static int perf_errno(pid_t pid, int kernel)
 {
 	int pfd = perf_open(pid, kernel, 1);
@@ -674,7 +614,7 @@ static int require_perf(struct __test_metadata *_metadata)
 	return 0;
 }
 
-/* CRED_ROOT: root in the caller itself (expect_case() only) */
+/* CRED_ROOT: the caller itself (expect_case() only) */
 enum { CRED_ROOT = -1, CRED_UNPRIV, CRED_PERFMON, CRED_NR };
 static const char * const cred_names[CRED_NR] = { "unpriv", "cap_perfmon" };
 
@@ -698,7 +638,7 @@ static const char * const step_names[ST_NR] = {
 	"start", "stop", "read_pmds"
 };
 
-/* What a case gives, sent back by the child that ran it. */
+/* What a case gives, sent back by its child. */
 struct outcome {
 	int setup;		/* line of a failed set-up step, or 0 */
 	int setup_err;
@@ -709,11 +649,7 @@ struct outcome {
 	__u64 os[2];		/* PMD1 (OS only), kernel-level cases */
 };
 
-/*
- * Take the credentials of a case in a single-threaded child: uid/gid
- * 65534 with no capability, or with CAP_PERFMON only, permitted and
- * effective. 0, or -1 with errno set.
- */
+/* In a child: uid/gid 65534 with no capability or CAP_PERFMON only. */
 static int become(int cred)
 {
 	struct __user_cap_header_struct hdr = {
@@ -764,12 +700,9 @@ static int pmds_io(int fd, int kernel, __u64 *all, __u64 *os)
 }
 
 /*
- * Create a context for a case: PMC0 instructions at USR, and for a
- * kernel-level case PMC1 instructions at OS only; PMDs 0. The counters
- * are separate so that the user count stays exact: a USR|OS counter
- * would also count the kernel instructions between the writes of the two
- * event selects at each context switch. Its fd, or -1 with errno and
- * *step set.
+ * PMC0 instructions at USR, and at OS in PMC1 for a kernel-level case (a
+ * USR|OS counter would count the event select writes at switches); PMDs
+ * 0. The fd, or -1 with errno and *step set.
  */
 static int open_ctx(const struct pfm_pmu *pmu, int kernel, int *step)
 {
@@ -796,11 +729,7 @@ fail:
 	return -1;
 }
 
-/*
- * One self-monitoring window: zero, start, a system call (so that the
- * kernel-level counter has something to count) and pfm_loop(n), stop,
- * read. The same code for every n: the difference of two n is exact.
- */
+/* Zero, start, a system call (for PMD1) and pfm_loop(n), stop, read. */
 static int measure_self(int fd, int kernel, unsigned long n, __u64 *all,
 			__u64 *os, int *step)
 {
@@ -847,11 +776,7 @@ fail:
 		close(fd);
 }
 
-/*
- * Two ptrace-stopped children of the caller, running pfm_loop(N) and
- * pfm_loop(2N), each counted from its stop to its exit by a new context.
- * perf is asked about the first one.
- */
+/* Tracees running pfm_loop(N) and (2N), each counted by a new context. */
 static void run_tracee(const struct pfm_pmu *pmu, int kernel, int perf,
 		       struct outcome *o)
 {
@@ -898,15 +823,11 @@ fail:
 		close(fd);
 }
 
-/*
- * Run a case in a new process with the credentials of cred and collect
- * its outcome. 0, or -1 if the child could not report.
- */
+/* Run a case in a new process with @cred: 0, or -1 if it did not report. */
 static int run_case(const struct pfm_pmu *pmu, int cred, int pcase,
 		    int perf, struct outcome *o)
 {
-	int pipefd[2], status;
-	ssize_t n;
+	int pipefd[2];
 	pid_t pid;
 
 	memset(o, 0, sizeof(*o));
@@ -924,23 +845,12 @@ static int run_case(const struct pfm_pmu *pmu, int cred, int pcase,
 		} else {
 			run_self(pmu, case_kernel(pcase), perf, o);
 		}
-		n = write(pipefd[1], o, sizeof(*o));
-		_exit(n == (ssize_t)sizeof(*o) ? 0 : 1);
+		_exit(write(pipefd[1], o, sizeof(*o)) != (ssize_t)sizeof(*o));
 	}
-	close(pipefd[1]);
-	n = pid < 0 ? -1 : read(pipefd[0], o, sizeof(*o));
-	close(pipefd[0]);
-	if (pid < 0 || waitpid(pid, &status, 0) != pid ||
-	    n != (ssize_t)sizeof(*o) || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status) ? -1 : 0;
+	return child_report(pid, pipefd, o, sizeof(*o));
 }
 
-/*
- * The counts of a case that was granted: the user count (PMD0) grows by
- * exactly PFM_LOOP_INSN per iteration; the kernel-level counter (PMD1)
- * saw the system calls.
- */
+/* A granted case: PMD0 counts N loops exactly, PMD1 the system calls. */
 static void check_counts(struct __test_metadata *_metadata,
 			 const struct outcome *o, int kernel, const char *label)
 {
@@ -955,11 +865,7 @@ static void check_counts(struct __test_metadata *_metadata,
 		     "%s: user instructions, 2N - N", label);
 }
 
-/*
- * A case run with @cred, perf not asked: its first failing perfmon call is
- * @step with @err; or, @err 0, none fails and (if @counts) it counts
- * exactly. @label names the case in the messages.
- */
+/* A case with @cred fails first at @step with @err, or counts if @counts. */
 static void expect_case(struct __test_metadata *_metadata,
 			const struct pfm_pmu *pmu, int cred, int pcase,
 			int err, int step, bool counts, const char *label)
@@ -1004,10 +910,7 @@ FIXTURE_SETUP(access)
 	if (geteuid())
 		SKIP(return, "needs root");
 	ASSERT_NE(0, start_paranoid[0]) TH_LOG("%s unreadable", PFM_PARANOID);
-	/*
-	 * The unprivileged cases load contexts: not CAP_PERFMON's privilege
-	 * here (the teardown and the end of the program put it back).
-	 */
+	/* the unprivileged cases load contexts */
 	ASSERT_NE(0, start_reserve[0]) TH_LOG("%s unreadable", RESERVE);
 	ASSERT_EQ(0, pfm_file_write(RESERVE, "1\n")) TH_LOG("%s: %s", RESERVE,
 							    strerror(errno));
@@ -1026,14 +929,11 @@ FIXTURE_TEARDOWN(access)
 	}
 }
 
-/*
- * Every paranoid level, credential and case: perfmon grants or refuses
- * exactly what perf does, with the same errno, and counts exactly.
- */
+/* Every level, credential and case: perfmon grants what perf does. */
 TEST_F_TIMEOUT(access, permission_matrix_matches_perf, 300)
 {
 	static const int levels[] = { 3, 2, 1, 0, -1 };
-	int i, level, cred, c, kernel;
+	int i, level, cred, c;
 	struct outcome o;
 	char label[96];
 
@@ -1043,7 +943,6 @@ TEST_F_TIMEOUT(access, permission_matrix_matches_perf, 300)
 		level = levels[i / (CRED_NR * CASE_NR)];
 		cred = i / CASE_NR % CRED_NR;
 		c = i % CASE_NR;
-		kernel = case_kernel(c);
 		if (i % (CRED_NR * CASE_NR) == 0) {
 			ASSERT_EQ(0, pfm_paranoid_write(level))
 				TH_LOG("paranoid %d: %s", level, strerror(errno));
@@ -1069,18 +968,14 @@ TEST_F_TIMEOUT(access, permission_matrix_matches_perf, 300)
 				       step_names[o.step]);
 		}
 		if (!o.perf_err && !o.pfm_err)
-			check_counts(_metadata, &o, kernel, label);
+			check_counts(_metadata, &o, case_kernel(c), label);
 	}
 }
 
 /*
- * The unprivileged child of create_close_keeps_perf_usable_without_ipi:
- * NR_CREATES create + write_pmcs + close; every SYNC_EVERY iterations,
- * with its context still open, it lets the parent use perf. The control
- * creates, writes and closes as many eventfds instead: an anonymous file
- * made and released as a context's is, and a call with a user buffer, for
- * the IPIs the guest sends anyway in the same time (a file of its own, as
- * /dev/null's, costs less to open and close than an anonymous one).
+ * Unprivileged: NR_CREATES create + write_pmcs + close, letting the parent
+ * use perf every SYNC_EVERY with a context open. The control does the same
+ * with eventfds (anonymous files too), for the guest's background IPIs.
  */
 static void create_close_child(const struct pfm_pmu *pmu, int rfd, int wfd,
 			       bool control)
@@ -1118,11 +1013,7 @@ fail:
 
 #define cal_irqs()	pfm_irq_count("CAL:", -1)
 
-/*
- * One run of create_close_child(): the IPIs counted while it ran its
- * rounds (not while the parent used perf: opening and closing a perf
- * event flips static keys, whose text patching interrupts every CPU).
- */
+/* create_close_child()'s IPIs, not the parent's perf use (text patching). */
 static long long create_close_rounds(struct __test_metadata *_metadata,
 				     const struct pfm_pmu *pmu, bool control)
 {
@@ -1168,11 +1059,7 @@ static long long create_close_rounds(struct __test_metadata *_metadata,
 	return ipis;
 }
 
-/*
- * Creating and closing contexts touches no PMU: no function-call IPI
- * beyond those the guest sends anyway in the same time, and root's perf
- * hardware events work while a context is open.
- */
+/* Create/close touches no PMU: no extra IPI, perf works meanwhile. */
 TEST_F_TIMEOUT(access, create_close_keeps_perf_usable_without_ipi, 600)
 {
 	long long ipis, control;
@@ -1196,11 +1083,7 @@ TEST_F_TIMEOUT(access, create_close_keeps_perf_usable_without_ipi, 600)
 	EXPECT_EQ(0ULL, count);
 }
 
-/*
- * perf keeps the PMU while contexts exist unloaded; the load of the
- * first context takes it (EBUSY while perf holds it); the last unload
- * gives it back.
- */
+/* Only a loaded context takes the PMU from perf (EBUSY if perf holds it). */
 TEST_F(access, pmu_reserved_only_while_loaded)
 {
 	__u64 insn, branch;
@@ -1245,14 +1128,7 @@ static void expect_reserve(struct __test_metadata *_metadata,
 	EXPECT_STREQ(expected, buf) TH_LOG("%s", what);
 }
 
-/*
- * unprivileged_reserve is 0 by default: as the kernel boots, a user
- * without CAP_PERFMON may not take the PMU from perf_events. The value is
- * the one this program found when it started (before any of its tests
- * changed it: each puts it back), and the one every test finds. With it,
- * uid 65534 gets EACCES from pfm_load_context() on itself; at 1 the same
- * load succeeds and counts.
- */
+/* unprivileged_reserve is 0 at boot: uid 65534 loads only at 1. */
 TEST_F_TIMEOUT(access, unprivileged_reserve_default, 120)
 {
 	ASSERT_EQ(0, access(RESERVE, F_OK));
@@ -1270,11 +1146,7 @@ TEST_F_TIMEOUT(access, unprivileged_reserve_default, 120)
 		    true, "reserve 1, uid 65534");
 }
 
-/*
- * unprivileged_reserve: only "0" and "1" accepted, root only; at "0" a
- * load needs CAP_PERFMON (or CAP_SYS_ADMIN). The default is
- * unprivileged_reserve_default's.
- */
+/* unprivileged_reserve: "0" or "1", by root; at 0 a load needs CAP_PERFMON. */
 TEST_F_TIMEOUT(access, unprivileged_reserve_knob, 120)
 {
 	static const char * const bad[] = { "2", "x", "2\n", "-1\n" };
@@ -1322,21 +1194,15 @@ TEST_F_TIMEOUT(access, paranoid3_root_counts_user_and_kernel, 120)
 }
 
 /*
- * The NMI watchdog. While the perf hard lockup detector runs it holds a
- * counter on every CPU; the first time perfmon takes the PMU the detector
- * gives its counters up and the buddy detector, which needs none, watches
- * the CPUs from then on, until the administrator reconfigures the watchdog
- * (sysctl kernel.nmi_watchdog 0, then 1) with no context attached. Every
- * counter stays the contexts'. Each test starts with the perf detector
- * running (the fixture reconfigures the watchdog); every test of "wd"
- * skips when the watchdog is off or has no perf detector.
+ * The NMI watchdog. The perf hard lockup detector holds a counter on every
+ * CPU; the first time perfmon takes the PMU it gives them up to the buddy
+ * detector (no counter) until the administrator reconfigures the watchdog
+ * (nmi_watchdog 0, then 1) with no context attached. Each test starts with
+ * the perf detector running, or skips.
  *
- * The perf detector's overflow interrupts are NMIs that nothing else
- * raises here: the tests count them in /proc/interrupts. Its threshold is
- * set to 1 s, so that it overflows every cpu_khz * 1000 cycles of its CPU;
- * the cycles of an iteration of pfm_loop() are counted with perf first
- * (11 on the emulated PMU, which counts 2 per instruction and 1 per
- * branch; fewer on hardware). The buddy detector raises none.
+ * Its overflows are the only NMIs here, counted in /proc/interrupts: at a
+ * 1 s threshold, one per cpu_khz * 1000 cycles, the cycles of a pfm_loop()
+ * iteration counted with perf first. The buddy detector raises none.
  */
 #define NMI_WATCHDOG	"/proc/sys/kernel/nmi_watchdog"
 #define WATCHDOG_THRESH	"/proc/sys/kernel/watchdog_thresh"
@@ -1345,8 +1211,8 @@ TEST_F_TIMEOUT(access, paranoid3_root_counts_user_and_kernel, 120)
 
 FIXTURE(wd) {
 	struct pfm_pmu pmu;
-	char thresh[16];	/* saved watchdog_thresh, "" while unchanged */
-	unsigned long period;	/* iterations of pfm_loop() per period */
+	char thresh[16];	/* saved watchdog_thresh, or "" */
+	unsigned long period;	/* pfm_loop() iterations per period */
 	int fd;
 };
 
@@ -1379,11 +1245,7 @@ static __u64 wd_loop_cost(int fd, unsigned long n)
 	return c[1] - c[0];
 }
 
-/*
- * Cycles of one iteration of pfm_loop() at every level, as the perf
- * detector counts them: the difference of two loop lengths, the second
- * of two runs each. 0 when perf cannot count cycles here.
- */
+/* Cycles of a pfm_loop() iteration (perf, all levels), or 0. */
 static double wd_loop_cycles(void)
 {
 	struct perf_event_attr attr;
@@ -1402,10 +1264,7 @@ static double wd_loop_cycles(void)
 	return c1 > c0 ? (c1 - c0) / 100000.0 : 0;
 }
 
-/*
- * The NMIs CPU 0 takes while the caller spins @n iterations there; -1 if
- * /proc/interrupts does not say.
- */
+/* The NMIs of CPU 0 while the caller spins @n iterations there, or -1. */
 static long wd_spin_nmis(unsigned long n)
 {
 	long n0 = wd_nmis(0), n1;
@@ -1429,9 +1288,8 @@ static int wd_detector_is(const char *name)
 /* The administrator's reconfiguration: the perf detector, if no claim. */
 static int wd_reconfigure(void)
 {
-	if (pfm_file_write(NMI_WATCHDOG, "0"))
-		return -1;
-	return pfm_file_write(NMI_WATCHDOG, "1");
+	return pfm_file_write(NMI_WATCHDOG, "0") ?:
+	       pfm_file_write(NMI_WATCHDOG, "1");
 }
 
 FIXTURE_SETUP(wd)
@@ -1457,11 +1315,7 @@ FIXTURE_SETUP(wd)
 	ASSERT_LT(0, pfm_file_read(WATCHDOG_THRESH, self->thresh,
 				   sizeof(self->thresh)));
 	ASSERT_EQ(0, pfm_file_write(WATCHDOG_THRESH, "1"));
-	/*
-	 * The previous test's context may hold the PMU for a moment after its
-	 * close (the idle task keeps it): the reconfiguration then finds the
-	 * buddy detector, and perfmon's release brings perf's back.
-	 */
+	/* retried: the previous test's context may hold the PMU a moment */
 	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(0, wd_reconfigure());
 		n = wd_spin_nmis(3 * self->period);
@@ -1485,12 +1339,9 @@ FIXTURE_TEARDOWN(wd)
 	}
 }
 
-/*
- * self->fd: a new programmed context; if @count, loaded on the caller and
- * started, so that perfmon holds the PMU.
- */
+/* self->fd: a new programmed context; if @count, loaded and started. */
 static void wd_context(struct __test_metadata *_metadata,
-		       FIXTURE_DATA(wd) *self, bool count)
+		       struct _test_data_wd *self, bool count)
 {
 	self->fd = pfm_create(0);
 	ASSERT_LE(0, self->fd) TH_LOG("create: %s", strerror(errno));
@@ -1501,13 +1352,9 @@ static void wd_context(struct __test_metadata *_metadata,
 	}
 }
 
-/*
- * The NMIs of the perf detector while the caller spins three periods on
- * CPU 0: 2 or more if @perf (it runs), none if not; and, @name not NULL,
- * the hard lockup detector the watchdog names.
- */
+/* Three periods on CPU 0: 2+ NMIs if @perf, else 0; detector @name. */
 static void wd_expect(struct __test_metadata *_metadata,
-		      FIXTURE_DATA(wd) *self, bool perf, const char *name)
+		      struct _test_data_wd *self, bool perf, const char *name)
 {
 	long n = wd_spin_nmis(3 * self->period);
 
@@ -1537,10 +1384,7 @@ static void wd_count_exact(struct __test_metadata *_metadata, int fd)
 	EXPECT_EQ(100000ULL * PFM_LOOP_BRANCH, branch[1] - branch[0]);
 }
 
-/*
- * With the perf detector running, every general-purpose counter is the
- * contexts': each counts exactly on a context that uses them all.
- */
+/* Every general-purpose counter is the contexts' and counts exactly. */
 TEST_F_TIMEOUT(wd, every_counter_is_the_contexts, 180)
 {
 	struct pfarg_pmc pmcs[PFM_FIXED_BASE];
@@ -1580,11 +1424,7 @@ TEST_F_TIMEOUT(wd, every_counter_is_the_contexts, 180)
 	}
 }
 
-/*
- * The first attach moves hard lockup detection to the buddy detector:
- * the watchdog stays on, the perf detector's NMIs stop, and perf has no
- * counter left.
- */
+/* The first attach moves detection to buddy; perf has no counter left. */
 TEST_F_TIMEOUT(wd, detector_leaves_the_pmu_to_perfmon, 180)
 {
 	struct perf_event_attr attr;
@@ -1600,10 +1440,7 @@ TEST_F_TIMEOUT(wd, detector_leaves_the_pmu_to_perfmon, 180)
 	wd_count_exact(_metadata, self->fd);
 }
 
-/*
- * sysctl kernel.nmi_watchdog turns it off and on while a context is
- * attached: it comes back as the buddy detector, the PMU stays perfmon's.
- */
+/* nmi_watchdog off and on with a context: buddy, the PMU stays ours. */
 TEST_F_TIMEOUT(wd, sysctl_off_and_on_with_a_context, 180)
 {
 	char buf[8];
@@ -1617,11 +1454,7 @@ TEST_F_TIMEOUT(wd, sysctl_off_and_on_with_a_context, 180)
 	wd_count_exact(_metadata, self->fd);
 }
 
-/*
- * The counter perf gives a cycles event of the caller, as RDPMC numbers it
- * (fixed counters from 1 << 30), read from the event's mmap page while it
- * counts; -1 when perf did not say.
- */
+/* The RDPMC index perf gives a user cycles event of the caller, or -1. */
 static long wd_perf_cycles_counter(void)
 {
 	struct perf_event_mmap_page *pc;
@@ -1646,10 +1479,8 @@ static long wd_perf_cycles_counter(void)
 }
 
 /*
- * After the last context the buddy detector stays (attaching in a loop
- * costs the watchdog nothing) and perf counts for users again; the
- * administrator's reconfiguration brings the perf detector back, on Intel
- * on fixed counter 1, where a user's cycles event no longer goes.
+ * After the last context buddy stays, perf counts; reconfigured, the perf
+ * detector is back (Intel: on fixed counter 1, no more a user's cycles').
  */
 TEST_F_TIMEOUT(wd, buddy_stays_until_the_administrator_says, 180)
 {
@@ -1707,15 +1538,11 @@ static int wd_log_count(int fd, const char *s)
 		if (n <= 0)
 			return found;
 		rec[n] = '\0';
-		found += strstr(rec, s) != NULL;
+		found += !!strstr(rec, s);
 	}
 }
 
-/*
- * A perf event of a user that counts guests holds the PMU: the load fails
- * with EBUSY and leaves the perf detector running, never moved (the
- * watchdog logs nothing), and succeeds once the event is gone.
- */
+/* A user's perf event holds the PMU: load EBUSY, detector not moved. */
 TEST_F_TIMEOUT(wd, perf_user_keeps_the_pmu, 180)
 {
 	struct perf_event_attr attr;
@@ -1741,22 +1568,17 @@ TEST_F_TIMEOUT(wd, perf_user_keeps_the_pmu, 180)
 }
 
 /*
- * A stopped thread killed while a load on it is in progress: the load
- * fails with the errno of a thread that is not stopped (ESRCH) or exits
- * (EBUSY), or succeeds and the exit detaches the context, whose values
- * stay readable. The kill comes while the loading thread sleeps in the
- * call after its check of the stopped thread: each round reconfigures the
- * watchdog first, so that the load moves it to the buddy detector and
- * waits for every CPU.
+ * A stopped thread killed during a load on it: ESRCH or EBUSY, or success
+ * and the exit detaches the context (values readable). Each round
+ * reconfigures the watchdog so that the load sleeps past its check.
  */
 #define WD_KILL_ROUNDS	10
 
 struct wd_kill {
-	pid_t loader;		/* the thread that loads */
-	pid_t victim;		/* its stopped child */
-	int round;		/* set by the loader when the round starts */
-	int returned;		/* set by the loader when pfm_load() returned */
-	int killed;		/* set by the killer after its kill */
+	pid_t loader, victim;	/* the loading thread, its stopped child */
+	int round;		/* loader: the round started */
+	int returned;		/* loader: pfm_load() returned */
+	int killed;		/* killer: killed in this round */
 	int early;		/* rounds in which the victim died first */
 };
 
@@ -1841,11 +1663,7 @@ TEST_F_TIMEOUT(wd, killed_during_load, 300)
 	       loaded, WD_KILL_ROUNDS, k.early);
 }
 
-/*
- * With one CPU online the buddy detector has no one to watch: the perf
- * detector keeps the PMU, and the load fails with EBUSY until CPU 1 is
- * back.
- */
+/* On one CPU buddy cannot watch: the load is EBUSY until CPU 1 is back. */
 TEST_F_TIMEOUT(wd, one_cpu_keeps_the_perf_detector, 180)
 {
 	if (access(CPU1_ONLINE, W_OK))
@@ -1861,11 +1679,8 @@ TEST_F_TIMEOUT(wd, one_cpu_keeps_the_perf_detector, 180)
 }
 
 /*
- * With the watchdog off and CPU 1 offline, a load moves nothing and
- * succeeds. Turning the watchdog on while the context holds the PMU then
- * starts no detector, the buddy detector having no CPU to watch, and says
- * none: not even once CPU 1 is back, until the administrator reconfigures
- * (the buddy detector), and after the context the perf detector.
+ * Watchdog off, CPU 1 offline, a load: the watchdog turned on starts no
+ * detector, even with CPU 1 back, until reconfigured (buddy, then perf).
  */
 TEST_F_TIMEOUT(wd, off_then_on_with_one_cpu_starts_none, 180)
 {
@@ -1892,11 +1707,7 @@ TEST_F_TIMEOUT(wd, off_then_on_with_one_cpu_starts_none, 180)
 	wd_expect(_metadata, self, true, NULL);
 }
 
-/*
- * CPU 1 goes offline and back while a context counts: nothing waits for
- * it, the context counts exactly, and the perf detector that the
- * administrator brings back afterwards runs there again.
- */
+/* CPU 1 off and back while counting: exact, and perf's detector returns. */
 TEST_F_TIMEOUT(wd, cpu_hotplug_keeps_the_detector, 180)
 {
 	char buf[8];

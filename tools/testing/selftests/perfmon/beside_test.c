@@ -1,22 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * perfmon's promises and perf's invariants, with perf busy on the same CPU.
- *
- * A helper process on another CPU keeps perf at work on the CPU where the
- * contexts count (C): CPU-wide events installed and removed (each an IPI
- * to C that disables and enables perf's PMU there), more events than
- * counters (perf's rotation on C), a sampling event (its PMIs). Meanwhile:
- *
- *  - a stopped context counts nothing, however its thread blocks and wakes;
- *  - a started one counts exactly its thread's loops;
- *  - RDPMC of a counter its context does not use reads 0, while another
- *    monitored process uses that counter on C;
- *  - perf's times of an event on a monitored thread never go back, running
- *    never exceeds enabled, and the time perfmon held the counters is
- *    enabled but not running, as under perf's own multiplexing;
- *  - so do the times of perf's cgroup events while monitored threads of
- *    two cgroups take turns on C, each switch a cgroup switch of perf's.
- *
+ * perfmon's promises and perf's invariants, with perf busy on the same CPU:
+ * a helper on another CPU installs and removes CPU-wide events on C, where
+ * the contexts count (IPIs that disable and enable perf's PMU there), more
+ * events than counters (rotation) and a sampling event (PMIs). Counts stay
+ * exact, RDPMC shows no other context's counts, perf's times never go back
+ * and show perfmon's time as enabled, not running (as its multiplexing).
  * On a PMU that perf cannot share (Core 2, AMD without PerfMonV2) perf has
  * no hardware event beside a context: the tests skip.
  */
@@ -45,7 +34,7 @@
 #define CHURN_EVENTS	12	/* more than any PMU has counters: rotation */
 #define SAMPLE_PERIOD	20000
 
-/* What the test and its churning helper tell each other. */
+/* Shared with the churning helper and the tests' children. */
 struct shm {
 	int ready;	/* the helper churns: 1, or -1 on a failure */
 	int done;	/* the test is done: the helper ends */
@@ -54,7 +43,6 @@ struct shm {
 	int reads, bad;	/* traced_thread_reads_no_other_context */
 	__u64 first;
 	__u64 perf[2];	/* unmonitored_thread_exact: n, then 2n */
-	int perf_err;
 	__u64 ctx[2];	/* cgroup_switches_exact: the child's context */
 };
 
@@ -68,12 +56,10 @@ FIXTURE(beside) {
 };
 
 /*
- * A perf host event (exclude_guest = 1, as the perf tool opens them) at
- * user level. A pinned one is never left out by perf's rotation of the
- * helper's events: only perfmon keeps it from running.
+ * A user-level host event (exclude_guest = 1, as the perf tool opens it);
+ * a pinned one is left out by no rotation, only by perfmon.
  */
-static int host_open(__u64 config, pid_t pid, int cpu, int pinned,
-		     __u64 period)
+static int host_open(__u64 config, pid_t pid, int cpu, int pinned, __u64 period)
 {
 	struct perf_event_attr attr;
 
@@ -83,15 +69,13 @@ static int host_open(__u64 config, pid_t pid, int cpu, int pinned,
 	attr.exclude_hv = 1;
 	attr.pinned = pinned;
 	attr.sample_period = period;
-	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
-			   PERF_FORMAT_TOTAL_TIME_RUNNING;
+	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	return pfm_perf_open(&attr, pid, cpu, -1);
 }
 
 /*
- * The helper, on @other: forever, one event installed on @cpu and removed
- * at once; every eighth round CHURN_EVENTS of them and a sampling event
- * for a millisecond, which perf rotates and samples.
+ * The helper, on @other: an event installed on @cpu and removed, again and
+ * again; every eighth round CHURN_EVENTS and a sampling event for 1 ms.
  */
 static void churn_main(struct shm *s, int other, int cpu)
 {
@@ -116,8 +100,7 @@ static void churn_main(struct shm *s, int other, int cpu)
 			continue;
 		for (n = 0; n < CHURN_EVENTS; n++)
 			fds[n] = host_open(cfg[n % 3], -1, cpu, 0, 0);
-		fds[n] = host_open(PERF_COUNT_HW_CPU_CYCLES, -1, cpu, 0,
-				   SAMPLE_PERIOD);
+		fds[n] = host_open(PERF_COUNT_HW_CPU_CYCLES, -1, cpu, 0, SAMPLE_PERIOD);
 		usleep(1000);
 		for (i = 0; i <= n; i++)
 			if (fds[i] >= 0)
@@ -130,11 +113,7 @@ fail:
 	_exit(1);
 }
 
-/*
- * C is a CPU where perf's task events count (on a hybrid processor, one
- * of cpu_core: pfm_perf_keep_on_core()), the helper's CPU another one if
- * there is one.
- */
+/* C: where perf's task events count (cpu_core if hybrid); other: another. */
 static void pick_cpus(int *cpu, int *other)
 {
 	cpu_set_t all, core;
@@ -177,9 +156,8 @@ FIXTURE_SETUP(beside)
 	ASSERT_LE(0, fd) TH_LOG("CPU-wide event: %s", pfm_errname(errno));
 	close(fd);
 
-	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, s);
+	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(s != MAP_FAILED);
 	memset(s, 0, sizeof(*s));
 	self->shm = s;
 	self->churn = fork();
@@ -188,8 +166,7 @@ FIXTURE_SETUP(beside)
 		churn_main(s, self->other, self->cpu);
 	while (!READ_ONCE_INT(s->ready))
 		sched_yield();
-	ASSERT_EQ(1, READ_ONCE_INT(s->ready))
-		TH_LOG("helper: %s", pfm_errname(s->err));
+	ASSERT_EQ(1, READ_ONCE_INT(s->ready)) TH_LOG("helper: %s", pfm_errname(s->err));
 
 	ASSERT_EQ(0, pfm_pin(0, self->cpu));
 	self->fd = pfm_create(0);
@@ -216,7 +193,7 @@ FIXTURE_TEARDOWN(beside)
 		close(self->fd2);
 }
 
-/* The rounds of each test: BLOCKS, or what PFM_BESIDE_ROUNDS says. */
+/* BLOCKS, or what PFM_BESIDE_ROUNDS says. */
 static int blocks(void)
 {
 	const char *s = getenv(BLOCKS_ENV);
@@ -225,7 +202,6 @@ static int blocks(void)
 	return n > 0 ? n : BLOCKS;
 }
 
-/* blocks() x (usleep(BLOCK_US), pfm_loop(n)) */
 static void block_rounds(unsigned long n)
 {
 	int i;
@@ -236,21 +212,27 @@ static void block_rounds(unsigned long n)
 	}
 }
 
+/* A pinned perf event on the caller (`perf stat -- cmd`), a context on C. */
+static void own_event_and_context(struct __test_metadata *_metadata,
+				  struct _test_data_beside *self)
+{
+	self->pfd = host_open(PERF_COUNT_HW_INSTRUCTIONS, 0, -1, 1, 0);
+	ASSERT_LE(0, self->pfd) TH_LOG("perf task event: %s", pfm_errname(errno));
+	ASSERT_EQ(0, pfm_pin(0, self->cpu));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+}
+
 /*
  * A stopped context counts nothing of its thread, which blocks and wakes
- * under a perf event of its own (what `perf stat -- cmd` opens), disabled
- * and enabled again at each round (perf stat's --control does that),
- * while perf installs and removes events on its CPU.
+ * under its own perf event, disabled and enabled at each round (perf
+ * stat's --control), while perf installs and removes events on its CPU.
  */
 TEST_F_TIMEOUT(beside, stopped_context_counts_nothing, 120)
 {
 	__u64 stop[2], after[2];
 	int i;
 
-	self->pfd = host_open(PERF_COUNT_HW_INSTRUCTIONS, 0, -1, 1, 0);
-	ASSERT_LE(0, self->pfd) TH_LOG("perf task event: %s", pfm_errname(errno));
-	ASSERT_EQ(0, pfm_pin(0, self->cpu));
-	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	own_event_and_context(_metadata, self);
 	ASSERT_EQ(0, pfm_start(self->fd, NULL));
 	pfm_loop(LOOP);
 	ASSERT_EQ(0, pfm_stop(self->fd));
@@ -278,10 +260,7 @@ TEST_F_TIMEOUT(beside, started_context_exact, 120)
 	struct pfarg_pmd pmds[2];
 	int k;
 
-	self->pfd = host_open(PERF_COUNT_HW_INSTRUCTIONS, 0, -1, 1, 0);
-	ASSERT_LE(0, self->pfd);
-	ASSERT_EQ(0, pfm_pin(0, self->cpu));
-	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	own_event_and_context(_metadata, self);
 	for (k = 0; k < 2; k++) {
 		pfm_pmd_set(&pmds[0], 0, 0);
 		pfm_pmd_set(&pmds[1], 1, 0);
@@ -297,7 +276,6 @@ TEST_F_TIMEOUT(beside, started_context_exact, 120)
 		     "branches, rounds of 2n less rounds of n");
 }
 
-/* The other monitored process: counts on PMC0/PMC1 until killed. */
 static void spin_body(unsigned long n)
 {
 	for (;;) {
@@ -307,28 +285,29 @@ static void spin_body(unsigned long n)
 }
 
 /*
- * Another monitored process on C: a child that spin_body() keeps
- * runnable, counting with PMC0 and PMC1 (pfm_program()), started. 0, or
- * -1 with errno set.
+ * Another monitored process on C, spin_body() counting on PMC0 and PMC1,
+ * started: 1 if the test is skipped (fewer than 3 counters).
  */
-static int other_context(FIXTURE_DATA(beside) *self)
+static int other_context(struct __test_metadata *_metadata,
+			 struct _test_data_beside *self)
 {
+	int ret = -1;
+
+	if (self->pmu.nr_gp < 3)
+		SKIP(return 1, "fewer than 3 general-purpose counters");
 	self->child = pfm_fork_stopped(spin_body, LOOP / 10);
-	if (self->child < 0 || pfm_pin(self->child, self->cpu))
-		return -1;
-	self->fd2 = pfm_create(0);
-	if (self->fd2 < 0 ||
-	    pfm_program(self->fd2, &self->pmu, PFM_EVT_USR) ||
-	    pfm_load(self->fd2, self->child) || pfm_start(self->fd2, NULL))
-		return -1;
-	return ptrace(PTRACE_CONT, self->child, NULL, NULL) ? -1 : 0;
+	if (self->child >= 0 && !pfm_pin(self->child, self->cpu)) {
+		self->fd2 = pfm_create(0);
+		if (self->fd2 >= 0 && !pfm_program(self->fd2, &self->pmu, PFM_EVT_USR) &&
+		    !pfm_load(self->fd2, self->child) && !pfm_start(self->fd2, NULL))
+			ret = ptrace(PTRACE_CONT, self->child, NULL, NULL);
+	}
+	ASSERT_EQ(0, ret) TH_LOG("the other monitored process: %s", pfm_errname(errno));
+	return 0;
 }
 
-/*
- * The test's context made anew, counting user instructions on PMC2 and
- * PMD2 only, and loaded on @tid: 0, or -1 with errno set.
- */
-static int load_on_counter2(FIXTURE_DATA(beside) *self, pid_t tid)
+/* The test's context anew, user instructions on PMC2/PMD2, loaded on @tid. */
+static int load_on_counter2(struct _test_data_beside *self, pid_t tid)
 {
 	struct pfarg_pmc pmc;
 
@@ -353,25 +332,20 @@ TEST_F_TIMEOUT(beside, unused_counters_read_zero, 120)
 	__u64 v, first = 0;
 	char knob[16];
 
-	if (self->pmu.nr_gp < 3)
-		SKIP(return, "fewer than 3 general-purpose counters");
-	if (pfm_file_read(pfm_rdpmc_knob_path(), knob, sizeof(knob)) > 0 &&
-	    knob[0] == '0')
+	if (pfm_file_read(pfm_rdpmc_knob_path(), knob, sizeof(knob)) > 0 && knob[0] == '0')
 		SKIP(return, "perf's rdpmc is 0: no RDPMC");
-	ASSERT_EQ(0, other_context(self))
-		TH_LOG("the other monitored process: %s", pfm_errname(errno));
+	if (other_context(_metadata, self))
+		return;
 
 	ASSERT_EQ(0, load_on_counter2(self, pfm_gettid()));
 	ASSERT_EQ(0, pfm_start(self->fd, NULL));
 	ASSERT_EQ(0, pfm_rdpmc_safe(2, &v)) TH_LOG("RDPMC faulted");
 	for (i = 0; i < 4000; i++) {
-		unsigned int c = i & 1;
-
 		if (!(i & 7)) {
 			sched_yield();
 			usleep(50);
 		}
-		v = pfm_rdpmc(c);
+		v = pfm_rdpmc(i & 1);
 		reads++;
 		if (v && !bad++)
 			first = v;
@@ -391,11 +365,7 @@ static __u64 cpu_ns(clockid_t clk)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/*
- * The traced child of traced_thread_reads_no_other_context: perf lets its
- * mm read counters (a perf event of its own, mapped), and it reads
- * counters 0 and 1 until it has made @n reads.
- */
+/* Traced, with a perf event mapped (perf lets it RDPMC): @n reads of 0 and 1. */
 static void rdpmc_child(struct shm *s, unsigned long n)
 {
 	struct perf_event_attr attr;
@@ -408,8 +378,7 @@ static void rdpmc_child(struct shm *s, unsigned long n)
 	attr.exclude_kernel = 1;
 	attr.exclude_guest = 1;
 	pfd = pfm_perf_open(&attr, 0, -1, -1);
-	page = pfd < 0 ? MAP_FAILED :
-		mmap(NULL, getpagesize(), PROT_READ, MAP_SHARED, pfd, 0);
+	page = pfd < 0 ? MAP_FAILED : mmap(NULL, getpagesize(), PROT_READ, MAP_SHARED, pfd, 0);
 	if (page == MAP_FAILED || ptrace(PTRACE_TRACEME, 0, NULL, NULL))
 		_exit(2);
 	raise(SIGSTOP);
@@ -439,13 +408,10 @@ TEST_F_TIMEOUT(beside, traced_thread_reads_no_other_context, 120)
 	pid_t pid;
 	char knob[16];
 
-	if (self->pmu.nr_gp < 3)
-		SKIP(return, "fewer than 3 general-purpose counters");
-	if (pfm_file_read(pfm_rdpmc_knob_path(), knob, sizeof(knob)) > 0 &&
-	    knob[0] != '1')
+	if (pfm_file_read(pfm_rdpmc_knob_path(), knob, sizeof(knob)) > 0 && knob[0] != '1')
 		SKIP(return, "perf's rdpmc is not 1");
-	ASSERT_EQ(0, other_context(self))
-		TH_LOG("the other monitored process: %s", pfm_errname(errno));
+	if (other_context(_metadata, self))
+		return;
 
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -462,7 +428,7 @@ TEST_F_TIMEOUT(beside, traced_thread_reads_no_other_context, 120)
 	EXPECT_EQ(0, s->bad);
 }
 
-/* enabled and running of a read with PERF_FORMAT_TOTAL_TIME_*: 0 or -1 */
+/* Value, enabled and running times: 0 or -1. */
 static int read_times(int pfd, __u64 *val)
 {
 	return read(pfd, val, 3 * sizeof(__u64)) == 3 * sizeof(__u64) ? 0 : -1;
@@ -478,10 +444,7 @@ TEST_F_TIMEOUT(beside, perf_times_on_monitored_thread, 120)
 	__u64 prev[3] = { 0, 0, 0 }, v[3], held[3], end[3], t0, t1;
 	int i, back = 0, over = 0;
 
-	self->pfd = host_open(PERF_COUNT_HW_INSTRUCTIONS, 0, -1, 1, 0);
-	ASSERT_LE(0, self->pfd);
-	ASSERT_EQ(0, pfm_pin(0, self->cpu));
-	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
+	own_event_and_context(_metadata, self);
 	ASSERT_EQ(0, pfm_start(self->fd, NULL));
 	t0 = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
 	for (i = 0; i < blocks(); i++) {
@@ -490,13 +453,10 @@ TEST_F_TIMEOUT(beside, perf_times_on_monitored_thread, 120)
 		ASSERT_EQ(0, read_times(self->pfd, v));
 		if ((v[1] < prev[1] || v[2] < prev[2]) && !back++)
 			TH_LOG("read %d: enabled %llu running %llu after %llu %llu",
-			       i, (unsigned long long)v[1],
-			       (unsigned long long)v[2],
-			       (unsigned long long)prev[1],
-			       (unsigned long long)prev[2]);
+			       i, (unsigned long long)v[1], (unsigned long long)v[2],
+			       (unsigned long long)prev[1], (unsigned long long)prev[2]);
 		if (v[2] > v[1] && !over++)
-			TH_LOG("read %d: running %llu > enabled %llu", i,
-			       (unsigned long long)v[2],
+			TH_LOG("read %d: running %llu > enabled %llu", i, (unsigned long long)v[2],
 			       (unsigned long long)v[1]);
 		memcpy(prev, v, sizeof(v));
 	}
@@ -508,8 +468,7 @@ TEST_F_TIMEOUT(beside, perf_times_on_monitored_thread, 120)
 	ksft_print_msg("perf under the context: %llu instructions, enabled %llu, running %llu ns\n",
 		       (unsigned long long)held[0], (unsigned long long)held[1],
 		       (unsigned long long)held[2]);
-	ksft_print_msg("the thread ran %llu ns under the context\n",
-		       (unsigned long long)(t1 - t0));
+	ksft_print_msg("the thread ran %llu ns under the context\n", (unsigned long long)(t1 - t0));
 	EXPECT_EQ(0, back);
 	EXPECT_EQ(0, over);
 	/* the thread's time under the context: enabled, not running */
@@ -521,11 +480,7 @@ TEST_F_TIMEOUT(beside, perf_times_on_monitored_thread, 120)
 	EXPECT_GT(LOOP * PFM_LOOP_INSN + 1000, end[0] - held[0]);
 }
 
-/*
- * The unmonitored child of unmonitored_thread_exact: a pinned perf event
- * on itself, rounds of pfm_loop(n) then of pfm_loop(2n), each round
- * yielding the CPU to the monitored parent.
- */
+/* Unmonitored, its own pinned perf event: rounds of n, then 2n, yielding. */
 static void unmonitored_child(struct shm *s, int cpu)
 {
 	__u64 v[3], before;
@@ -570,13 +525,11 @@ TEST_F_TIMEOUT(beside, unmonitored_thread_exact, 120)
 		pfm_loop(LOOP);
 		sched_yield();
 		memset(&si, 0, sizeof(si));
-		ASSERT_EQ(0, waitid(P_PID, self->child, &si,
-				    WEXITED | WNOHANG | WNOWAIT));
+		ASSERT_EQ(0, waitid(P_PID, self->child, &si, WEXITED | WNOHANG | WNOWAIT));
 	} while (si.si_pid != self->child);
 	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
 	self->child = -1;
-	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
-		TH_LOG("child status %#x", status);
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("child status %#x", status);
 	EXPECT_COUNT((__u64)blocks() * LOOP * PFM_LOOP_INSN, s->perf[1] - s->perf[0],
 		     "perf, unmonitored thread, rounds of 2n less rounds of n");
 }
@@ -608,8 +561,7 @@ TEST_F_TIMEOUT(beside, cpu_wide_event_shows_the_context_time, 120)
 	ran = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
 	      (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
 	ksft_print_msg("CPU-wide event on CPU %d: enabled %llu ns, running %llu ns\n",
-		       self->cpu, (unsigned long long)v[1],
-		       (unsigned long long)v[2]);
+		       self->cpu, (unsigned long long)v[1], (unsigned long long)v[2]);
 	ksft_print_msg("the child ran %llu ns, counted %llu instructions\n",
 		       (unsigned long long)ran, (unsigned long long)pmd);
 	EXPECT_LE(v[2], v[1]);
@@ -622,19 +574,15 @@ TEST_F_TIMEOUT(beside, cpu_wide_event_shows_the_context_time, 120)
 
 /*
  * Mount cgroup2 if need be and enable a controller in the root's
- * subtree_control, as systemd does at boot: perf's controller is implicit
- * on cgroup2, and a child cgroup has its state only once the root's
- * subtree mask has been computed again, which an enabled controller does.
- * The controller enabled, to be disabled again, or "" (none was needed,
- * or none exists: perf_event_open() of a child then fails with ENOENT).
+ * subtree_control, as systemd does (perf's implicit controller gives a
+ * child cgroup its state only then). The controller to disable again, "".
  */
 static const char *cg_setup(char *ctrl, size_t size)
 {
 	char buf[256], *sp;
 
 	ctrl[0] = '\0';
-	if (access(CGROOT "/cgroup.procs", F_OK) &&
-	    mount("none", CGROOT, "cgroup2", 0, NULL))
+	if (access(CGROOT "/cgroup.procs", F_OK) && mount("none", CGROOT, "cgroup2", 0, NULL))
 		return NULL;
 	if (pfm_file_read(CGROOT "/cgroup.subtree_control", buf, sizeof(buf)) > 1 ||
 	    pfm_file_read(CGROOT "/cgroup.controllers", buf, sizeof(buf)) <= 1)
@@ -648,7 +596,6 @@ static const char *cg_setup(char *ctrl, size_t size)
 	return ctrl;
 }
 
-/* Cgroup @name under the cgroup2 root: its fd, or -1. */
 static int cg_make(const char *name)
 {
 	char path[128];
@@ -659,7 +606,6 @@ static int cg_make(const char *name)
 	return open(path, O_RDONLY | O_DIRECTORY);
 }
 
-/* Move the caller to cgroup @name ("" for the root). */
 static int cg_enter(const char *name)
 {
 	char path[128], pid[16];
@@ -670,7 +616,7 @@ static int cg_enter(const char *name)
 	return pfm_file_write(path, pid);
 }
 
-/* A perf host event of cgroup @cgfd on @cpu, as perf stat -G opens it. */
+/* A host event of cgroup @cgfd on @cpu, as perf stat -G opens it. */
 static int cg_event_open(int cgfd, int cpu)
 {
 	struct perf_event_attr attr;
@@ -678,17 +624,13 @@ static int cg_event_open(int cgfd, int cpu)
 	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
 	attr.exclude_guest = 1;
 	attr.exclude_kernel = 1;
-	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
-			   PERF_FORMAT_TOTAL_TIME_RUNNING;
-	return syscall(__NR_perf_event_open, &attr, cgfd, cpu, -1,
-		       PERF_FLAG_PID_CGROUP);
+	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	return syscall(__NR_perf_event_open, &attr, cgfd, cpu, -1, PERF_FLAG_PID_CGROUP);
 }
 
 /*
- * Rounds of n, then of 2n, each yielding the CPU, on a started context of
- * its own: what it counted after each. With @ev, the times of those perf
- * events are read at each round, and *@back counts those that went back
- * or had running above enabled.
+ * Rounds of n, then 2n, yielding, counted in v[]; with @ev, *@back counts
+ * the reads of their times that went back or had running above enabled.
  */
 static int cg_rounds(int fd, __u64 *v, const int *ev, int *back)
 {
@@ -733,10 +675,10 @@ TEST_F_TIMEOUT(beside, cgroup_switches_exact, 120)
 
 	if (!cg_setup(ctrl, sizeof(ctrl)))
 		SKIP(return, "no cgroup2: %s", strerror(errno));
-	cg[0] = cg_make("pfm_beside_a");
-	ASSERT_LE(0, cg[0]);
-	cg[1] = cg_make("pfm_beside_b");
-	ASSERT_LE(0, cg[1]);
+	for (i = 0; i < 2; i++) {
+		cg[i] = cg_make(i ? "pfm_beside_b" : "pfm_beside_a");
+		ASSERT_LE(0, cg[i]);
+	}
 	for (i = 0; i < 2; i++) {
 		ev[i] = cg_event_open(cg[i], self->cpu);
 		if (ev[i] < 0 && errno == EOPNOTSUPP)
@@ -750,8 +692,7 @@ TEST_F_TIMEOUT(beside, cgroup_switches_exact, 120)
 		int fd = pfm_create(0);
 
 		if (cg_enter("pfm_beside_b") || fd < 0 ||
-		    pfm_program(fd, &self->pmu, PFM_EVT_USR) ||
-		    pfm_load(fd, pfm_gettid()) ||
+		    pfm_program(fd, &self->pmu, PFM_EVT_USR) || pfm_load(fd, pfm_gettid()) ||
 		    cg_rounds(fd, s->ctx, NULL, NULL))
 			_exit(1);
 		_exit(0);
@@ -762,8 +703,7 @@ TEST_F_TIMEOUT(beside, cgroup_switches_exact, 120)
 	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
 	self->child = -1;
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
-	EXPECT_COUNT((__u64)blocks() * LOOP * PFM_LOOP_INSN, v[1] - v[0],
-		     "context in cgroup a");
+	EXPECT_COUNT((__u64)blocks() * LOOP * PFM_LOOP_INSN, v[1] - v[0], "context in cgroup a");
 	EXPECT_COUNT((__u64)blocks() * LOOP * PFM_LOOP_INSN, s->ctx[1] - s->ctx[0],
 		     "context in cgroup b");
 	EXPECT_EQ(0, back) TH_LOG("cgroup event times went back or over");

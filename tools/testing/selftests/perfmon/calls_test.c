@@ -5,14 +5,10 @@
  * pfm_stop() and pfm_unload_context(), and every errno of their arguments.
  *
  * Then what the calls and the counters show of others: RDPMC by a
- * self-monitoring thread reads 0 on every counter its context does not use
- * (what another thread or perf left there), perf's rdpmc knob at 0 forbids
- * RDPMC, read_pmds copies back nothing but reg_value, arg_mem_max keeps to
- * its bounds with E2BIG/EFAULT for vectors, and debug is ratelimited.
- * Every process involved there runs on CPU 0 so that all share one PMU;
- * the knobs changed are restored by the parent of the test process, so
- * that a failed check, or a test killed by a fault, leaves them as they
- * were.
+ * self-monitoring thread reads 0 on every counter its context does not use,
+ * perf's rdpmc knob at 0 forbids RDPMC, read_pmds copies back nothing but
+ * reg_value, arg_mem_max keeps to its bounds, debug is ratelimited. All
+ * runs on CPU 0, one PMU; the harness's parent restores the knobs changed.
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -25,6 +21,10 @@
 
 #include "../kselftest_harness.h"
 #include "pfm_util.h"
+
+/* The call fails with exactly @err; its line and text name the check. */
+#define EXPECT_ERR(err, call) \
+	expect_err(_metadata, (call), (err), PFM_STR(__LINE__) ": " #call)
 
 FIXTURE(ctx) {
 	struct pfm_pmu pmu;
@@ -165,21 +165,18 @@ TEST_F(ctx, read_pmds_never_written)
 	struct pfarg_pmd pmds[2];
 	__u64 val = 0;
 
-	expect_err(_metadata, pfm_read_pmd(self->fd, 0, &val), EINVAL,
-		   "fresh context");
+	EXPECT_ERR(EINVAL, pfm_read_pmd(self->fd, 0, &val));
 	/* writing the PMCs does not make their PMDs readable */
 	pfm_pmc_set(&pmcs[0], 0, self->insn_usr);
 	pfm_pmc_set(&pmcs[1], 1, self->branch_usr);
 	ASSERT_EQ(0, pfm_write_pmcs(self->fd, pmcs, 2));
-	expect_err(_metadata, pfm_read_pmd(self->fd, 0, &val), EINVAL,
-		   "PMC0 written, PMD0 not");
+	EXPECT_ERR(EINVAL, pfm_read_pmd(self->fd, 0, &val));
 	ASSERT_EQ(0, pfm_write_pmd(self->fd, 0, 5));
 	EXPECT_EQ(0, pfm_read_pmd(self->fd, 0, &val));
 	EXPECT_EQ(5, val);
 	pfm_pmd_set(&pmds[0], 0, 0);
 	pfm_pmd_set(&pmds[1], 1, 0);
-	expect_err(_metadata, pfm_read_pmds(self->fd, pmds, 2), EINVAL,
-		   "PMD1 not written");
+	EXPECT_ERR(EINVAL, pfm_read_pmds(self->fd, pmds, 2));
 }
 
 /* The calls that take a vector, by enum pfm_call: one function for all. */
@@ -194,15 +191,16 @@ static const struct {
 	[PFM_GETINFO_EVTSETS]	= { "getinfo_evtsets", sizeof(struct pfarg_setinfo) },
 };
 
+/* Register 0, value 0: a valid element of each vector. */
+static struct pfarg_pmc pmc0;
+static struct pfarg_pmd pmd0;
+
 static int vec_call(int fd, enum pfm_call c, void *vec, int count)
 {
 	return syscall(__NR_pfm_create_context + c, fd, vec, count);
 }
 
-/*
- * write_pmcs(@pmcs), write_pmds(@pmds) and read_pmds(@pmds), @count
- * elements each: all three succeed (@err 0) or fail with @err.
- */
+/* write_pmcs(@pmcs), write_pmds/read_pmds(@pmds) all give @err (or 0). */
 static void expect_reg_calls(struct __test_metadata *_metadata, int fd,
 			     void *pmcs, void *pmds, int count, int err,
 			     const char *what)
@@ -265,36 +263,26 @@ TEST_F(ctx, count_zero)
 
 TEST_F(ctx, count_negative)
 {
-	struct pfarg_pmc pmc[1];
-	struct pfarg_pmd pmd[1];
 	int counts[] = { -1, -2, INT_MIN };
 	unsigned int i;
 
-	pfm_pmc_set(pmc, 0, 0);
-	pfm_pmd_set(pmd, 0, 0);
 	for (i = 0; i < ARRAY_SIZE(counts); i++)
-		expect_reg_calls(_metadata, self->fd, pmc, pmd, counts[i],
+		expect_reg_calls(_metadata, self->fd, &pmc0, &pmd0, counts[i],
 				 EINVAL, "negative count");
 }
 
 /*
- * The largest int counts: count * size overflows the size_t of a 32-bit
- * kernel (EINVAL) and not that of a 64-bit kernel, where it is simply
- * beyond arg_mem_max (E2BIG). What counts is the kernel: a 32-bit
- * program on a 64-bit kernel gets E2BIG too, and sees "x86_64" in uname.
+ * INT_MAX elements overflow a 32-bit kernel's size_t (EINVAL), and are
+ * beyond arg_mem_max for a 64-bit kernel (E2BIG), 32-bit programs too.
  */
 TEST_F(ctx, count_huge)
 {
-	struct pfarg_pmc pmc[1];
-	struct pfarg_pmd pmd[1];
 	struct utsname u;
 	int err;
 
 	ASSERT_EQ(0, uname(&u));
 	err = strcmp(u.machine, "x86_64") ? EINVAL : E2BIG;
-	pfm_pmc_set(pmc, 0, 0);
-	pfm_pmd_set(pmd, 0, 0);
-	expect_reg_calls(_metadata, self->fd, pmc, pmd, INT_MAX, err,
+	expect_reg_calls(_metadata, self->fd, &pmc0, &pmd0, INT_MAX, err,
 			 err == E2BIG ? "64-bit kernel" : "32-bit kernel");
 }
 
@@ -304,7 +292,7 @@ TEST_F(ctx, count_arg_mem_max)
 	struct pfarg_pmc *pmcs;
 	struct pfarg_pmd *pmds;
 	__u64 max;
-	int npmc, npmd, i;
+	int npmc, npmd, i, c;
 
 	ASSERT_EQ(0, pfm_sysfs_u64("arg_mem_max", &max));
 	npmc = max / sizeof(*pmcs);
@@ -318,18 +306,18 @@ TEST_F(ctx, count_arg_mem_max)
 	for (i = 0; i <= npmd; i++)
 		pfm_pmd_set(&pmds[i], 0, i);
 
-	EXPECT_EQ(0, pfm_write_pmcs(self->fd, pmcs, npmc));
-	expect_err(_metadata, pfm_write_pmcs(self->fd, pmcs, npmc + 1), E2BIG,
-		   "write_pmcs");
-	EXPECT_EQ(0, pfm_write_pmds(self->fd, pmds, npmd));
-	expect_err(_metadata, pfm_write_pmds(self->fd, pmds, npmd + 1), E2BIG,
-		   "write_pmds");
+	for (c = PFM_WRITE_PMCS; c <= PFM_READ_PMDS; c++) {
+		void *vec = c == PFM_WRITE_PMCS ? (void *)pmcs : pmds;
+		int n = c == PFM_WRITE_PMCS ? npmc : npmd;
+
+		EXPECT_EQ(0, vec_call(self->fd, c, vec, n))
+			TH_LOG("%s", vec_calls[c].name);
+		expect_err(_metadata, vec_call(self->fd, c, vec, n + 1), E2BIG,
+			   vec_calls[c].name);
+	}
 	/* the last element written wins */
-	EXPECT_EQ(0, pfm_read_pmds(self->fd, pmds, npmd));
 	for (i = 0; i < npmd; i++)
 		EXPECT_EQ(npmd - 1, pmds[i].reg_value);
-	expect_err(_metadata, pfm_read_pmds(self->fd, pmds, npmd + 1), E2BIG,
-		   "read_pmds");
 	free(pmcs);
 	free(pmds);
 }
@@ -359,8 +347,7 @@ TEST_F(ctx, bad_pointers)
 	/* read_pmds writes the vector back */
 	ASSERT_EQ(0, pfm_write_pmds(self->fd, pmd, 1));
 	ASSERT_EQ(0, mprotect(map, page, PROT_READ));
-	expect_err(_metadata, pfm_read_pmds(self->fd, pmd, 1), EFAULT,
-		   "read_pmds read-only");
+	EXPECT_ERR(EFAULT, pfm_read_pmds(self->fd, pmd, 1));
 	munmap(map, page);
 }
 
@@ -368,13 +355,9 @@ TEST_F(ctx, bad_pointers)
 static void expect_all_ebadf(struct __test_metadata *_metadata, int fd,
 			     const char *what)
 {
-	struct pfarg_pmc pmc;
-	struct pfarg_pmd pmd;
 	struct pfarg_load load = { .load_pid = pfm_gettid() };
 
-	pfm_pmc_set(&pmc, 0, 0);
-	pfm_pmd_set(&pmd, 0, 0);
-	expect_reg_calls(_metadata, fd, &pmc, &pmd, 1, EBADF, what);
+	expect_reg_calls(_metadata, fd, &pmc0, &pmd0, 1, EBADF, what);
 	expect_err(_metadata, pfm_load_context(fd, &load), EBADF, what);
 	expect_err(_metadata, pfm_start(fd, NULL), EBADF, what);
 	expect_err(_metadata, pfm_stop(fd), EBADF, what);
@@ -387,22 +370,18 @@ TEST_F(ctx, bad_fd)
 
 	expect_all_ebadf(_metadata, -1, "fd -1");
 	expect_all_ebadf(_metadata, INT_MAX, "fd INT_MAX");
-
 	fd = open("/dev/null", O_RDWR);
 	ASSERT_LE(0, fd);
 	expect_all_ebadf(_metadata, fd, "/dev/null");
 	close(fd);
-
 	fd = eventfd(0, 0);
 	ASSERT_LE(0, fd);
 	expect_all_ebadf(_metadata, fd, "eventfd");
 	close(fd);
-
 	ASSERT_EQ(0, pipe(pipefd));
 	expect_all_ebadf(_metadata, pipefd[0], "pipe");
 	close(pipefd[0]);
 	close(pipefd[1]);
-
 	/* a closed context */
 	fd = pfm_create(0);
 	ASSERT_LE(0, fd);
@@ -480,16 +459,14 @@ TEST_F(ctx, pmc_reg_flags)
 	for (bit = 0; bit < 32; bit++) {
 		pfm_pmc_set(&pmc, 0, self->insn_usr);
 		pmc.reg_flags = 1u << bit;
-		if (pmc.reg_flags == PFM_REGFL_NO_EMUL64) {
-			EXPECT_EQ(0, pfm_write_pmcs(self->fd, &pmc, 1));
-		} else {
-			expect_err(_metadata, pfm_write_pmcs(self->fd, &pmc, 1),
-				   EINVAL, "PMC flag");
+		if (pmc.reg_flags != PFM_REGFL_NO_EMUL64) {
+			EXPECT_ERR(EINVAL, pfm_write_pmcs(self->fd, &pmc, 1));
+			continue;
 		}
+		EXPECT_EQ(0, pfm_write_pmcs(self->fd, &pmc, 1));
 	}
 	pmc.reg_flags = PFM_REGFL_NO_EMUL64 | PFM_REGFL_OVFL_NOTIFY;
-	expect_err(_metadata, pfm_write_pmcs(self->fd, &pmc, 1), EINVAL,
-		   "NO_EMUL64 | OVFL_NOTIFY");
+	EXPECT_ERR(EINVAL, pfm_write_pmcs(self->fd, &pmc, 1));
 }
 
 /* A PMD takes no flag: overflow notification and randomization are gone. */
@@ -501,12 +478,10 @@ TEST_F(ctx, pmd_reg_flags)
 	for (bit = 0; bit < 32; bit++) {
 		pfm_pmd_set(&pmd, 0, 0);
 		pmd.reg_flags = 1u << bit;
-		expect_err(_metadata, pfm_write_pmds(self->fd, &pmd, 1), EINVAL,
-			   "PMD flag");
+		EXPECT_ERR(EINVAL, pfm_write_pmds(self->fd, &pmd, 1));
 	}
 	/* nothing was written */
-	expect_err(_metadata, pfm_read_pmds(self->fd, &pmd, 1), EINVAL,
-		   "PMD0 read");
+	EXPECT_ERR(EINVAL, pfm_read_pmds(self->fd, &pmd, 1));
 }
 
 /* Reserved fields are ignored, whatever they hold. */
@@ -566,23 +541,19 @@ TEST_F(ctx, pmd_sampling_fields)
 	for (i = 0; i < ARRAY_SIZE(offs); i++) {
 		pfm_pmd_set(&pmd, 0, 0);
 		*(__u64 *)((char *)&pmd + offs[i]) = 1000;
-		expect_err(_metadata, pfm_write_pmds(self->fd, &pmd, 1), EINVAL,
-			   "sampling field");
+		EXPECT_ERR(EINVAL, pfm_write_pmds(self->fd, &pmd, 1));
 	}
 	for (j = 0; j < PFM_REG_BV; j++) {
 		pfm_pmd_set(&pmd, 0, 0);
 		pmd.reg_reset_pmds[j] = 1ULL << 63;
-		expect_err(_metadata, pfm_write_pmds(self->fd, &pmd, 1), EINVAL,
-			   "reg_reset_pmds");
+		EXPECT_ERR(EINVAL, pfm_write_pmds(self->fd, &pmd, 1));
 		pfm_pmd_set(&pmd, 0, 0);
 		pmd.reg_smpl_pmds[j] = 1;
-		expect_err(_metadata, pfm_write_pmds(self->fd, &pmd, 1), EINVAL,
-			   "reg_smpl_pmds");
+		EXPECT_ERR(EINVAL, pfm_write_pmds(self->fd, &pmd, 1));
 	}
 	pfm_pmd_set(&pmd, 0, 0);
 	pmd.reg_random_seed = 5;
-	expect_err(_metadata, pfm_write_pmds(self->fd, &pmd, 1), EINVAL,
-		   "reg_random_seed");
+	EXPECT_ERR(EINVAL, pfm_write_pmds(self->fd, &pmd, 1));
 
 	pfm_pmd_set(&pmd, 0, 77);
 	pmd.reg_last_reset_val = 99;
@@ -602,34 +573,29 @@ TEST_F(ctx, write_pmds_stops_at_first_bad)
 	pfm_pmd_set(&pmds[1], 1, 22);
 	pmds[1].reg_flags = PFM_REGFL_OVFL_NOTIFY;
 	pfm_pmd_set(&pmds[2], 1, 33);
-	expect_err(_metadata, pfm_write_pmds(self->fd, pmds, 3), EINVAL,
-		   "bad second element");
+	EXPECT_ERR(EINVAL, pfm_write_pmds(self->fd, pmds, 3));
 	ASSERT_EQ(0, pfm_read_pmd(self->fd, 0, &val));
 	EXPECT_EQ(11, val);
 	/* neither the bad second element nor the good third one */
-	expect_err(_metadata, pfm_read_pmd(self->fd, 1, &val), EINVAL,
-		   "PMD1 not written");
+	EXPECT_ERR(EINVAL, pfm_read_pmd(self->fd, 1, &val));
 
 	/* a bad register number stops it the same way */
 	pfm_pmd_set(&pmds[0], 0, 44);
 	pfm_pmd_set(&pmds[1], PFM_MAX_PMDS, 55);
 	pfm_pmd_set(&pmds[2], 1, 66);
-	expect_err(_metadata, pfm_write_pmds(self->fd, pmds, 3), EINVAL,
-		   "bad register");
+	EXPECT_ERR(EINVAL, pfm_write_pmds(self->fd, pmds, 3));
 	ASSERT_EQ(0, pfm_read_pmd(self->fd, 0, &val));
 	EXPECT_EQ(44, val);
-	expect_err(_metadata, pfm_read_pmd(self->fd, 1, &val), EINVAL,
-		   "PMD1 still not written");
+	EXPECT_ERR(EINVAL, pfm_read_pmd(self->fd, 1, &val));
 }
 
 TEST_F(ctx, start_stop_unloaded)
 {
 	struct pfarg_start start = { 0 };
 
-	expect_err(_metadata, pfm_start(self->fd, NULL), EINVAL, "start NULL");
-	expect_err(_metadata, pfm_start(self->fd, &start), EINVAL,
-		   "start zero");
-	expect_err(_metadata, pfm_stop(self->fd), EINVAL, "stop");
+	EXPECT_ERR(EINVAL, pfm_start(self->fd, NULL));
+	EXPECT_ERR(EINVAL, pfm_start(self->fd, &start));
+	EXPECT_ERR(EINVAL, pfm_stop(self->fd));
 }
 
 TEST_F(ctx, start_stop_self)
@@ -659,13 +625,10 @@ TEST_F(ctx, start_bad_argument)
 
 	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
-	expect_err(_metadata, pfm_start(self->fd, &start), EINVAL,
-		   "start_set 1");
+	EXPECT_ERR(EINVAL, pfm_start(self->fd, &start));
 	start.start_set = 0xffff;
-	expect_err(_metadata, pfm_start(self->fd, &start), EINVAL,
-		   "start_set 0xffff");
-	expect_err(_metadata, pfm_start(self->fd, (struct pfarg_start *)8),
-		   EFAULT, "start bad pointer");
+	EXPECT_ERR(EINVAL, pfm_start(self->fd, &start));
+	EXPECT_ERR(EFAULT, pfm_start(self->fd, (struct pfarg_start *)8));
 	/* none of them started it */
 	EXPECT_EQ(0, pfm_unload_context(self->fd));
 }
@@ -688,9 +651,8 @@ TEST_F(ctx, unload)
 	pfm_loop(1000);
 	EXPECT_EQ(0, pfm_read_pmd(self->fd, 0, &branch));
 	EXPECT_EQ(insn, branch);
-	expect_err(_metadata, pfm_stop(self->fd), EINVAL, "stop unloaded");
-	expect_err(_metadata, pfm_start(self->fd, NULL), EINVAL,
-		   "start unloaded");
+	EXPECT_ERR(EINVAL, pfm_stop(self->fd));
+	EXPECT_ERR(EINVAL, pfm_start(self->fd, NULL));
 	EXPECT_EQ(0, pfm_unload_context(self->fd));
 }
 
@@ -708,11 +670,8 @@ TEST_F(ctx, close_loaded_self)
 }
 
 /*
- * Event sets: set 0 is the only one. pfm_getinfo_evtsets() on it tells
- * which registers a context may use, those of pmu_desc, how many times
- * set 0 became active (once per load) and for how long (set_duration
- * below); everything else it reports is 0 (no switching, no
- * notification), and its reserved fields are neither read nor written.
+ * Set 0, the only one: the registers of pmu_desc, one run per load, and 0
+ * in the rest; the reserved fields are neither read nor written.
  */
 static void expect_setinfo_set0(struct __test_metadata *_metadata,
 				const struct pfarg_setinfo *info, __u64 runs)
@@ -768,10 +727,7 @@ TEST_F(ctx, getinfo_evtsets_set0)
 	EXPECT_EQ(0, pfm_unload_context(self->fd));
 }
 
-/*
- * What call @c checks of its arguments (@vec: one element or more): the
- * fd, the count, the pointer (not read for a count of 0), arg_mem_max.
- */
+/* What call @c checks of the fd, the count, the pointer, arg_mem_max. */
 static void expect_vec_args(struct __test_metadata *_metadata, int fd,
 			    enum pfm_call c, void *vec)
 {
@@ -789,8 +745,7 @@ static void expect_vec_args(struct __test_metadata *_metadata, int fd,
 	big = calloc(n + 1, vec_calls[c].size);
 	ASSERT_FALSE(!big);
 	EXPECT_EQ(0, vec_call(fd, c, big, n)) TH_LOG("arg_mem_max bytes");
-	expect_err(_metadata, vec_call(fd, c, big, n + 1), E2BIG,
-		   "arg_mem_max");
+	EXPECT_ERR(E2BIG, vec_call(fd, c, big, n + 1));
 	free(big);
 }
 
@@ -804,33 +759,25 @@ TEST_F(ctx, getinfo_evtsets_errors)
 	info[0].set_id = 0;
 	info[1].set_id = 1;
 	info[2].set_id = 0;
-	expect_err(_metadata, pfm_getinfo_evtsets(self->fd, info, 3), EINVAL,
-		   "set 1");
+	EXPECT_ERR(EINVAL, pfm_getinfo_evtsets(self->fd, info, 3));
 	expect_setinfo_set0(_metadata, &info[0], 0);
 	EXPECT_EQ(1, info[1].set_id);
 	EXPECT_EQ(~0ULL, info[1].set_avail_pmcs[0]);
 	EXPECT_EQ(~0ULL, info[2].set_avail_pmcs[0]);
 	info[0].set_id = 0xffff;
-	expect_err(_metadata, pfm_getinfo_evtsets(self->fd, info, 1), EINVAL,
-		   "set 0xffff");
-
+	EXPECT_ERR(EINVAL, pfm_getinfo_evtsets(self->fd, info, 1));
 	fd = open("/dev/null", O_RDONLY);
 	ASSERT_LE(0, fd);
-	expect_err(_metadata, pfm_getinfo_evtsets(fd, info, 1), EBADF,
-		   "/dev/null");
+	EXPECT_ERR(EBADF, pfm_getinfo_evtsets(fd, info, 1));
 	close(fd);
-	expect_err(_metadata, pfm_getinfo_evtsets(self->fd, (void *)8, 1),
-		   EFAULT, "bad pointer");
+	EXPECT_ERR(EFAULT, pfm_getinfo_evtsets(self->fd, (void *)8, 1));
 	expect_vec_args(_metadata, self->fd, PFM_GETINFO_EVTSETS, info);
 }
 
 /*
- * set_act_duration: the time the thread ran with monitoring started, in
- * nanoseconds, the same clock as CLOCK_THREAD_CPUTIME_ID. It is read
- * between two readings of that clock taken just inside and just outside
- * the started interval, so it can be checked exactly: it lies between
- * them. Stopped, it does not move; started, it grows as the thread runs;
- * an unload stops it, and each load counts one more run.
+ * set_act_duration: the thread's CLOCK_THREAD_CPUTIME_ID time while
+ * started, so it lies between two readings of that clock taken just
+ * inside and just outside each started interval.
  */
 static __u64 thread_ns(void)
 {
@@ -919,9 +866,8 @@ TEST_F(ctx, getinfo_evtsets_runs_and_duration)
 }
 
 /*
- * pfm_create_evtsets() of set 0 without flags is the set that exists:
- * accepted in every state, nothing written back. The timeout means
- * something only with PFM_SETFL_TIME_SWITCH.
+ * Set 0 without flags is the set that exists: accepted in every state,
+ * nothing written back; the timeout is ignored without TIME_SWITCH.
  */
 TEST_F(ctx, create_evtsets_set0)
 {
@@ -957,13 +903,11 @@ TEST_F(ctx, create_evtsets_errors)
 
 	memset(d, 0, sizeof(d));
 	d[1].set_id = 1;
-	expect_err(_metadata, pfm_create_evtsets(self->fd, d, 2), EINVAL,
-		   "set 1");
+	EXPECT_ERR(EINVAL, pfm_create_evtsets(self->fd, d, 2));
 	d[1].set_id = 0;
 	for (i = 0; i < ARRAY_SIZE(flags); i++) {
 		d[1].set_flags = flags[i];
-		expect_err(_metadata, pfm_create_evtsets(self->fd, d, 2),
-			   EINVAL, "flag");
+		EXPECT_ERR(EINVAL, pfm_create_evtsets(self->fd, d, 2));
 	}
 	d[1].set_flags = 0;
 	EXPECT_EQ(0, pfm_create_evtsets(self->fd, d, 2));
@@ -974,9 +918,7 @@ TEST_F(ctx, create_evtsets_errors)
 #define MAX_FIXED	16	/* 4-bit fields of FIXED_CTR_CTRL */
 #define MAX_CTRS	(PFM_FIXED_BASE + MAX_FIXED)
 #define MAX_EVENTS	48
-
-/* The largest arg_mem_max: what memdup_user() allocates in one piece. */
-#define ARG_MEM_LIMIT	4194304ULL
+#define ARG_MEM_LIMIT	4194304ULL	/* what memdup_user() can allocate */
 
 /* The knobs the tests change, saved before the first change. */
 #define KNOB_LEN	32
@@ -998,7 +940,6 @@ FIXTURE(rules) {
 	char saved[NR_KNOBS][KNOB_LEN];	/* "" while unchanged */
 };
 
-/* A knob's path: perf's rdpmc knob depends on the PMU perf found. */
 static const char *knob_path(enum knob k)
 {
 	return k == RDPMC ? pfm_rdpmc_knob_path() : knob_paths[k];
@@ -1037,9 +978,8 @@ FIXTURE_TEARDOWN_PARENT(rules)
 }
 
 /*
- * A context loaded on the caller and started, counting user instructions
- * on PMD0 only, or (every) on every GP and fixed counter: its fd, or -1
- * with errno and the call that failed in *what (and the caller exits).
+ * A context started on the caller, counting user instructions on PMD0, or
+ * (@every) on every counter: its fd, or -1 and the call that failed in *what.
  */
 static int start_self(const struct pfm_pmu *pmu, int every, const char **what)
 {
@@ -1079,10 +1019,7 @@ static int start_self(const struct pfm_pmu *pmu, int every, const char **what)
 	return -1;
 }
 
-/*
- * What a child saw through RDPMC on every counter (GP 0..nr_gp-1, then
- * the fixed ones), sent to the parent in one write to a pipe.
- */
+/* What a child saw by RDPMC of every counter, sent in one write. */
 struct report {
 	char what[24];		/* the call that failed, "" if none */
 	int err;		/* its errno */
@@ -1105,7 +1042,6 @@ static void rdpmc_all(const struct pfm_pmu *pmu, struct report *r)
 		r->faulted[i] = pfm_rdpmc_safe(r->idx[i], &r->val[i]);
 }
 
-/* Less than PIPE_BUF: written and read in one piece. */
 static int send_report(struct report *r, const char *what, int wfd)
 {
 	r->err = errno;
@@ -1123,9 +1059,8 @@ static const char *ctr_name(unsigned int idx, char *buf, size_t size)
 }
 
 /*
- * Process B self-monitors PMD0 only (@own), counts a little, then RDPMCs
- * every counter: counter 0 is its own, every other one must read 0.
- * Without @own, B has no context and every counter must read 0.
+ * Process B, self-monitoring on PMD0 (@own) or without a context, RDPMCs
+ * every counter: all read 0 but its own counter 0.
  */
 static void check_b(struct __test_metadata *_metadata,
 		    const struct pfm_pmu *pmu, int drop_root, int own)
@@ -1196,11 +1131,10 @@ static void wait_sleeping(pid_t pid)
 }
 
 /*
- * Process A (root) counts on every counter, then blocks in a read with
- * its context loaded and started: about 10 million is left in each
- * counter when it is switched out. Then B looks at the counters: a B
- * that counts itself, or, with @rdpmc2, a B without a context after root
- * wrote 2 to perf's rdpmc knob, which lets every thread RDPMC.
+ * Process A (root) counts on every counter, then sleeps with its context
+ * started: about 10 million is left in each counter. Then B looks: one
+ * that counts itself, or (@rdpmc2) one without a context after perf's
+ * rdpmc knob went to 2, which lets every thread RDPMC.
  */
 static void others_read_zero(struct __test_metadata *_metadata,
 			     const struct pfm_pmu *pmu, int drop_root,
@@ -1262,11 +1196,6 @@ static void others_read_zero(struct __test_metadata *_metadata,
 		TH_LOG("A: status %#x", status);
 }
 
-/*
- * The wrapper that TEST_F() makes around each test keeps a local across
- * setjmp(); that warning of -Wextra is the harness's, not ours.
- */
-
 TEST_F(rules, rdpmc_others_counters_read_zero_unprivileged)
 {
 	/* Debian's 3 forbids contexts to unprivileged users */
@@ -1282,11 +1211,7 @@ TEST_F(rules, rdpmc_others_counters_read_zero_same_user)
 	others_read_zero(_metadata, &self->pmu, 0, 0);
 }
 
-/*
- * A's values do not stay behind for a change of perf's rdpmc knob to 2,
- * which gives every thread of every user RDPMC: B, of another user and
- * without a context, reads 0 in every counter of the CPU A left.
- */
+/* Nor after perf's rdpmc knob went to 2, for a B without a context. */
 TEST_F(rules, rdpmc_others_counters_read_zero_after_rdpmc_2)
 {
 	ASSERT_EQ(0, knob_set(self->saved, PARANOID, "2\n"));
@@ -1308,10 +1233,7 @@ static int perf_open(__u32 type, __u64 config, int leader)
 	return pfm_perf_open(&attr, -1, 0, leader);
 }
 
-/*
- * perf counts on as many counters of CPU 0 as it can get, in one group so
- * that all count at once, then closes them: they keep what they counted.
- */
+/* perf counts on all the counters of CPU 0 it can get, then closes them. */
 TEST_F(rules, rdpmc_perf_leftovers_read_zero)
 {
 	static const __u64 hw[] = {
@@ -1401,9 +1323,8 @@ static int rdpmc_child(const struct pfm_pmu *pmu, int with_ctx)
 TEST_F(rules, rdpmc_knob_zero_faults)
 {
 	/*
-	 * The knob at 0 forbids RDPMC; the control, the knob as it was,
-	 * passes without the rule too; at 1 perfmon gives RDPMC to
-	 * self-monitoring threads only, and this CPU just ran one.
+	 * At 0, no RDPMC; as it was (the control), RDPMC; at 1, RDPMC for
+	 * self-monitoring threads only, though this CPU just ran one.
 	 */
 	const struct {
 		const char *knob;
@@ -1427,15 +1348,6 @@ TEST_F(rules, rdpmc_knob_zero_faults)
 			       runs[i].ctx ? "context started" : "no context",
 			       rd_names[res]);
 	}
-}
-
-/* 0xA5 in every byte but the fields that read checks. */
-static void pattern_pmd(struct pfarg_pmd *pmd, unsigned int num)
-{
-	memset(pmd, 0xa5, sizeof(*pmd));
-	pmd->reg_num = num;
-	pmd->reg_set = 0;
-	memset(pmd->reg_reserved2, 0, sizeof(pmd->reg_reserved2));
 }
 
 /* Are a and b the same in every byte but reg_value? */
@@ -1465,11 +1377,15 @@ TEST_F(rules, read_pmds_copies_back_only_reg_value)
 	ASSERT_EQ(0, pfm_measure(fd, 100000, &insn, &branch));
 	EXPECT_LE(100000ULL * PFM_LOOP_INSN, insn);
 
-	for (i = 0; i < 4; i++)
-		pattern_pmd(&pmds[i], nums[i]);
+	for (i = 0; i < 4; i++) {
+		/* 0xA5 in every byte but the fields that read checks */
+		memset(&pmds[i], 0xa5, sizeof(pmds[i]));
+		pmds[i].reg_num = nums[i];
+		pmds[i].reg_set = 0;
+		memset(pmds[i].reg_reserved2, 0, sizeof(pmds[i].reg_reserved2));
+	}
 	memcpy(sent, pmds, sizeof(pmds));
-	expect_err(_metadata, pfm_read_pmds(fd, pmds, 4), EINVAL,
-		   "PMD63 in element 2");
+	EXPECT_ERR(EINVAL, pfm_read_pmds(fd, pmds, 4));	/* PMD63 */
 	for (i = 0; i < 2; i++)
 		EXPECT_TRUE(same_but_value(&sent[i], &pmds[i]))
 			TH_LOG("element %d: more than reg_value changed", i);
@@ -1537,10 +1453,7 @@ TEST_F(rules, arg_mem_max_e2big_efault)
 	close(fd);
 }
 
-/*
- * The new records of /dev/kmsg that contain "perfmon:". *lost is set if
- * records were overwritten before they were read: that takes a flood.
- */
+/* New /dev/kmsg records with "perfmon:"; *lost: some were overwritten. */
 static int kmsg_count(int fd, int *lost)
 {
 	char rec[8192];
@@ -1563,10 +1476,7 @@ static int kmsg_count(int fd, int *lost)
 #define DEBUG_ITERATIONS	10000
 #define DEBUG_SECONDS		60
 
-/*
- * What the debug messages may print in @secs: each of the few places that
- * prints has its own pr_info_ratelimited() state, 10 lines per 5 s.
- */
+/* In @secs: 10 lines per 5 s for each of the few pr_info_ratelimited(). */
 static int debug_max_lines(long secs)
 {
 	return 100 * (secs / 5 + 2);

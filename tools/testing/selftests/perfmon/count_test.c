@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * perfmon counting, exact: user-level instructions and branch instructions
- * of calibrated loops, in the caller and in a ptrace-stopped child; the
- * privilege filter; 64-bit virtualization across counter overflows; across
- * context switches and migrations; start/stop windows; RDPMC.
- *
- * Each measurement runs the same code for every loop length n, so the
- * difference between two lengths is exactly PFM_LOOP_INSN and
- * PFM_LOOP_BRANCH per iteration: the overhead of the calls cancels out.
+ * perfmon counting, exact: the user instructions and branches of calibrated
+ * loops, counted in the caller, in ptrace-stopped children, across overflows,
+ * context switches, migrations, start/stop windows, hotplug; RDPMC. Each
+ * measurement runs the same code for every loop length n: two lengths differ
+ * by exactly PFM_LOOP_INSN and PFM_LOOP_BRANCH per iteration.
  */
 #define _GNU_SOURCE
 #include <cpuid.h>
@@ -19,24 +16,17 @@
 #include "../kselftest_harness.h"
 #include "pfm_util.h"
 
-/* Loop lengths: 0.5 M instructions, modest for an emulated CPU. */
-#define N		100000UL
-/* Context switches and migrations. */
+#define N		100000UL	/* 0.5 M instructions: modest when emulated */
 #define NR_YIELDS	10000
 #define NR_MIGRATIONS	2000
 #define YIELD_LOOP	20UL
 
-/* Exec of this binary as the counted command of a traced child. */
 static void __attribute__((constructor)) exec_child(void)
 {
 	pfm_exec_child_main();
 }
 
-/*
- * The image a self-monitoring process execs into with PFM_RDPMC_EXEC set:
- * its first instructions read counter 0 with RDPMC. Exit 0 if it could,
- * 3 if it faulted.
- */
+/* With PFM_RDPMC_EXEC set: RDPMC(0) at once; exit 0, or 3 on a fault. */
 #define PFM_RDPMC_EXEC	"PFM_SELFTEST_RDPMC_EXEC"
 
 static void __attribute__((constructor)) rdpmc_exec_child(void)
@@ -75,6 +65,7 @@ FIXTURE_TEARDOWN(count)
 struct regs {
 	int nr;
 	unsigned int num[4];
+	unsigned int width[4];
 	__u64 init[4];
 	__u64 val[4];
 };
@@ -109,6 +100,31 @@ static void setup_self(struct __test_metadata *_metadata, int fd,
 	ASSERT_EQ(0, pfm_load(fd, pfm_gettid()));
 }
 
+/* Exactly k loop iterations: their instructions and branches. */
+static void expect_loops(struct __test_metadata *_metadata, __u64 k,
+			 __u64 insn, __u64 branch, const char *what)
+{
+	EXPECT_COUNT(k * PFM_LOOP_INSN, insn, "instructions, %s", what);
+	EXPECT_COUNT(k * PFM_LOOP_BRANCH, branch, "branches, %s", what);
+}
+
+/* PMD r->num[0] for N, N and 2N iterations: 2N - N exact; returns N's. */
+static __u64 expect_pmd_n(struct __test_metadata *_metadata, int fd,
+			  struct regs *r)
+{
+	unsigned long ns[] = { N, N, 2 * N };
+	__u64 v[3];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(ns); i++) {
+		ASSERT_EQ(0, measure_regs(fd, r, ns[i]));
+		v[i] = r->val[0];
+	}
+	EXPECT_COUNT(N * PFM_LOOP_INSN, v[2] - v[1],
+		     "PMD%u instructions, 2N - N", r->num[0]);
+	return v[1];
+}
+
 TEST_F(count, self_exact)
 {
 	unsigned long ns[] = { N, N, N, 2 * N, 3 * N };
@@ -121,13 +137,10 @@ TEST_F(count, self_exact)
 	/* the first run may take page faults; then it is reproducible */
 	EXPECT_EQ(insn[1], insn[2]);
 	EXPECT_EQ(branch[1], branch[2]);
-	EXPECT_COUNT(N * PFM_LOOP_INSN, insn[3] - insn[2], "instructions, 2N - N");
-	EXPECT_COUNT(N * PFM_LOOP_BRANCH, branch[3] - branch[2],
-		     "branches, 2N - N");
-	EXPECT_COUNT(2 * N * PFM_LOOP_INSN, insn[4] - insn[2],
-		     "instructions, 3N - N");
-	EXPECT_COUNT(2 * N * PFM_LOOP_BRANCH, branch[4] - branch[2],
-		     "branches, 3N - N");
+	expect_loops(_metadata, N, insn[3] - insn[2], branch[3] - branch[2],
+		     "2N - N");
+	expect_loops(_metadata, 2 * N, insn[4] - insn[2],
+		     branch[4] - branch[2], "3N - N");
 	/* the constant part is the few instructions around the loop */
 	EXPECT_GT(1000, insn[2] - N * PFM_LOOP_INSN);
 }
@@ -135,26 +148,16 @@ TEST_F(count, self_exact)
 /* The same counted on the other GP counters, each alone. */
 TEST_F(count, self_every_gp_counter)
 {
+	struct regs r = { .nr = 1 };
 	struct pfarg_pmc pmc;
-	struct regs r;
-	__u64 v[3];
-	unsigned long ns[] = { N, N, 2 * N };
-	unsigned int i;
 	int c;
 
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 	for (c = 0; c < self->pmu.nr_gp; c++) {
 		pfm_pmc_set(&pmc, c, self->insn_usr);
 		ASSERT_EQ(0, pfm_write_pmcs(self->fd, &pmc, 1));
-		memset(&r, 0, sizeof(r));
-		r.nr = 1;
 		r.num[0] = c;
-		for (i = 0; i < ARRAY_SIZE(ns); i++) {
-			ASSERT_EQ(0, measure_regs(self->fd, &r, ns[i]));
-			v[i] = r.val[0];
-		}
-		EXPECT_COUNT(N * PFM_LOOP_INSN, v[2] - v[1],
-			     "PMD%d instructions, 2N - N", c);
+		expect_pmd_n(_metadata, self->fd, &r);
 		/* and stop it again */
 		pfm_pmc_set(&pmc, c, 0);
 		ASSERT_EQ(0, pfm_write_pmcs(self->fd, &pmc, 1));
@@ -164,32 +167,18 @@ TEST_F(count, self_every_gp_counter)
 /* Intel fixed counter 0 counts instructions: PMC16 nibble 0, PMD16. */
 TEST_F(count, self_fixed_counter)
 {
+	struct regs r = { .nr = 1, .num = { PFM_FIXED_BASE } };
 	struct pfarg_pmc pmc;
-	struct regs r;
-	__u64 v[3];
-	unsigned long ns[] = { N, N, 2 * N };
-	unsigned int i;
 
 	if (!self->pmu.nr_fixed)
 		SKIP(return, "no fixed counters");
 	pfm_pmc_set(&pmc, PFM_FIXED_BASE, PFM_FIXED_USR);
 	ASSERT_EQ(0, pfm_write_pmcs(self->fd, &pmc, 1));
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
-	memset(&r, 0, sizeof(r));
-	r.nr = 1;
-	r.num[0] = PFM_FIXED_BASE;
-	for (i = 0; i < ARRAY_SIZE(ns); i++) {
-		ASSERT_EQ(0, measure_regs(self->fd, &r, ns[i]));
-		v[i] = r.val[0];
-	}
-	EXPECT_COUNT(N * PFM_LOOP_INSN, v[2] - v[1],
-		     "PMD16 instructions, 2N - N");
+	expect_pmd_n(_metadata, self->fd, &r);
 }
 
-/*
- * Fork and exec this binary under ptrace (address space randomization off
- * so that both runs are identical); the child stops at the exec.
- */
+/* This binary exec'ed under ptrace, ASLR off: the child stops at the exec. */
 static pid_t fork_exec_loop(unsigned long n)
 {
 	char env[64], arg0[] = "pfm_exec_child";
@@ -198,10 +187,7 @@ static pid_t fork_exec_loop(unsigned long n)
 	return pfm_exec_self_traced(arg0, env);
 }
 
-/*
- * Children stopped under ptrace by fork_loop(n), each counted by a new
- * context from its stop to its exit, for loops of N, N and 2N iterations.
- */
+/* Children stopped by fork_loop(n), n = N, N, 2N, counted to their exit. */
 static void count_children(struct __test_metadata *_metadata,
 			   const struct pfm_pmu *pmu,
 			   pid_t (*fork_loop)(unsigned long n))
@@ -224,9 +210,8 @@ static void count_children(struct __test_metadata *_metadata,
 		ASSERT_EQ(0, pfm_read2(fd, &insn[i], &branch[i]));
 		close(fd);
 	}
-	EXPECT_COUNT(N * PFM_LOOP_INSN, insn[2] - insn[1], "instructions, 2N - N");
-	EXPECT_COUNT(N * PFM_LOOP_BRANCH, branch[2] - branch[1],
-		     "branches, 2N - N");
+	expect_loops(_metadata, N, insn[2] - insn[1], branch[2] - branch[1],
+		     "2N - N");
 }
 
 /* A ptrace-stopped child counted from its SIGSTOP to its exit. */
@@ -249,10 +234,7 @@ static void *loop_thread(void *arg)
 	return NULL;
 }
 
-/*
- * The body of a traced child: NR_WORKERS threads, thread i running
- * pfm_loop(i * n), then the child exits.
- */
+/* A traced child's body: NR_WORKERS threads, thread i runs pfm_loop(i * n). */
 static void run_threads(unsigned long n)
 {
 	pthread_t threads[NR_WORKERS];
@@ -275,11 +257,9 @@ static void swap_u64(__u64 *a, __u64 *b)
 }
 
 /*
- * Follow the new threads of the stopped child @pid as a tool does: each
- * stops before its first instruction and is given a context of its own
- * there. Once the child has exited, read every thread's counts into
- * @insn and @branch, sorted by instructions. Returns the number of
- * threads counted, or -1.
+ * Follow the new threads of the stopped child @pid as a tool does, giving
+ * each a context at its first stop; once the child exits, read their counts
+ * sorted by instructions. The number of threads counted, or -1.
  */
 static int count_new_threads(const struct pfm_pmu *pmu, pid_t pid,
 			     __u64 *insn, __u64 *branch)
@@ -328,11 +308,7 @@ static int count_new_threads(const struct pfm_pmu *pmu, pid_t pid,
 	return ret ? ret : nr;
 }
 
-/*
- * A tool following the threads of a traced process gives each new thread
- * its own context while it is stopped before its first instruction: each
- * counts exactly its own loop, N and 2N iterations apart.
- */
+/* Each new thread of a traced process, given a context: its loop exactly. */
 TEST_F_TIMEOUT(count, traced_new_threads_exact, 120)
 {
 	__u64 insn[2][NR_WORKERS], branch[2][NR_WORKERS];
@@ -424,21 +400,18 @@ TEST_F(count, os_filter_skips_user)
 }
 
 /*
- * 64-bit virtualization: two PMDs set to base + 2^width - k overflow their
- * hardware counters during the measurement (at the start, in the middle,
- * near the end); the values read must still be the initial values plus
- * the events counted.
+ * 64-bit virtualization: two PMDs from base + 2^width - k wrap their hardware
+ * counters at the start, the middle, the end of the measurement; the values
+ * read are still the initial values plus the events counted.
  */
 static void check_overflow(struct __test_metadata *_metadata, int fd,
 			   const unsigned int *pmd, const unsigned int *width,
 			   __u64 base)
 {
 	__u64 v[2], top[2], ks[3], m;
+	struct regs r = { .nr = 2 };
 	unsigned int i, j;
-	struct regs r;
 
-	memset(&r, 0, sizeof(r));
-	r.nr = 2;
 	for (j = 0; j < 2; j++) {
 		r.num[j] = pmd[j];
 		top[j] = 1ULL << width[j];
@@ -478,14 +451,10 @@ TEST_F(count, overflow_gp)
 }
 
 /*
- * A counter that wraps right when counting starts, in the load that
- * pfm_start() makes: its interrupt must find the context and re-arm the
- * counter. Read with RDPMC just after, a re-armed counter has the bit of
- * its width set again; one whose interrupt was lost holds the few events
- * counted since it wrapped. The distance to the wrap, 1 to 400
- * instructions at both levels, moves the wrap over the end of the load
- * and what follows in the kernel (more than 400 instructions before the
- * return to user space).
+ * A counter that wraps in the load pfm_start() makes: its interrupt must
+ * re-arm it, so RDPMC just after sees the bit of its width set again (a lost
+ * one holds the few events since the wrap). 1 to 400 instructions to the
+ * wrap, both levels, move it over the load and the kernel's way back.
  */
 TEST_F(count, overflow_at_load)
 {
@@ -531,9 +500,9 @@ TEST_F(count, overflow_fixed)
 }
 
 /*
- * Reserved bits written to a PMC take their default: here INT cleared and
- * every reserved bit that defaults to 0 set. INT comes back (the overflow
- * is still virtualized) and no reserved bit reaches the hardware.
+ * Reserved PMC bits take their default: INT cleared and every reserved bit
+ * that defaults to 0 set. INT comes back (overflows still virtualized) and
+ * no reserved bit reaches the hardware.
  */
 TEST_F(count, pmc_reserved_bits_take_default)
 {
@@ -557,31 +526,21 @@ TEST_F(count, pmc_reserved_bits_take_default)
 }
 
 /*
- * PFM_REGFL_NO_EMUL64: no overflow interrupt, the counter wraps at the
+ * PFM_REGFL_NO_EMUL64: no overflow interrupt; the counter wraps at the
  * hardware width and the value read keeps only the counter-width bits.
  */
 TEST_F(count, no_emul64)
 {
 	__u64 v0, top = 1ULL << self->pmu.gp_width;
+	struct regs r = { .nr = 1 };
 	struct pfarg_pmc pmc;
-	unsigned long ns[] = { N, N, 2 * N };
-	struct regs r;
-	__u64 v[3];
-	unsigned int i;
 
 	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
 	pfm_pmc_set(&pmc, 0, self->insn_usr);
 	pmc.reg_flags = PFM_REGFL_NO_EMUL64;
 	ASSERT_EQ(0, pfm_write_pmcs(self->fd, &pmc, 1));
-	memset(&r, 0, sizeof(r));
-	r.nr = 1;
-	for (i = 0; i < ARRAY_SIZE(ns); i++) {
-		ASSERT_EQ(0, measure_regs(self->fd, &r, ns[i]));
-		v[i] = r.val[0];
-	}
 	/* counting itself is the same */
-	EXPECT_COUNT(N * PFM_LOOP_INSN, v[2] - v[1], "instructions, 2N - N");
-	v0 = v[1];
+	v0 = expect_pmd_n(_metadata, self->fd, &r);
 	r.init[0] = top - v0 / 2;
 	ASSERT_EQ(0, measure_regs(self->fd, &r, N));
 	EXPECT_COUNT(v0 - v0 / 2, r.val[0], "PMD0 wrapped from 2^%u - %llu",
@@ -646,16 +605,13 @@ TEST_F(count, start_stop_window)
 					    &branch[i]));
 	EXPECT_EQ(insn[1], insn[2]);
 	EXPECT_EQ(branch[1], branch[2]);
-	EXPECT_COUNT(2 * N * PFM_LOOP_INSN, insn[3] - insn[1],
-		     "instructions, window of 2N more");
-	EXPECT_COUNT(2 * N * PFM_LOOP_BRANCH, branch[3] - branch[1],
-		     "branches, window of 2N more");
+	expect_loops(_metadata, 2 * N, insn[3] - insn[1],
+		     branch[3] - branch[1], "window of 2N more");
 }
 
 /*
- * A PMC written while the context counts on the caller takes effect at
- * once: PMC0 starts disabled (value 0: only its defaults) and is enabled
- * between two loops; only the second one counts.
+ * A PMC written while counting takes effect at once: PMC0 starts disabled
+ * (0: its defaults only), is enabled between two loops; the second counts.
  */
 static int measure_pmc_live(int fd, __u64 evtsel, unsigned long before,
 			    unsigned long after, __u64 *insn)
@@ -797,10 +753,8 @@ TEST_F_TIMEOUT(count, context_switches_exact, 600)
 	TH_LOG("%ld context switches", sw1 - sw0);
 	EXPECT_LE(3 * NR_YIELDS / 2, sw1 - sw0);
 	EXPECT_EQ(insn[0], insn[1]);
-	EXPECT_COUNT(NR_YIELDS * YIELD_LOOP * PFM_LOOP_INSN,
-		     insn[2] - insn[1], "instructions, %d yields", NR_YIELDS);
-	EXPECT_COUNT(NR_YIELDS * YIELD_LOOP * PFM_LOOP_BRANCH,
-		     branch[2] - branch[1], "branches, %d yields", NR_YIELDS);
+	expect_loops(_metadata, NR_YIELDS * YIELD_LOOP, insn[2] - insn[1],
+		     branch[2] - branch[1], PFM_STR(NR_YIELDS) " yields");
 }
 
 /* The monitored thread moves to the other CPU before every loop. */
@@ -849,12 +803,8 @@ TEST_F_TIMEOUT(count, migrations_exact, 600)
 	free(seen);
 	EXPECT_EQ(0, wrong);
 	EXPECT_EQ(insn[0], insn[1]);
-	EXPECT_COUNT(NR_MIGRATIONS * YIELD_LOOP * PFM_LOOP_INSN,
-		     insn[2] - insn[1], "instructions, %d migrations",
-		     NR_MIGRATIONS);
-	EXPECT_COUNT(NR_MIGRATIONS * YIELD_LOOP * PFM_LOOP_BRANCH,
-		     branch[2] - branch[1], "branches, %d migrations",
-		     NR_MIGRATIONS);
+	expect_loops(_metadata, NR_MIGRATIONS * YIELD_LOOP, insn[2] - insn[1],
+		     branch[2] - branch[1], PFM_STR(NR_MIGRATIONS) " migrations");
 }
 
 /* Two self-monitoring threads on one CPU, each with its own loop. */
@@ -1022,9 +972,8 @@ static void rdpmc_once(unsigned long unused)
 }
 
 /*
- * Nor may a thread whose context another thread loaded, when it runs
- * right after a self-monitoring thread on the same CPU: the switch from
- * one context to the other must take the right away.
+ * Nor a thread monitored by another, run right after a self-monitoring one
+ * on its CPU: the switch between the contexts must take the right away.
  */
 TEST_F(count, rdpmc_denied_to_monitored_others)
 {
@@ -1056,21 +1005,16 @@ TEST_F(count, rdpmc_denied_to_monitored_others)
 }
 
 /*
- * A plain exec keeps the context loaded and started, and with it the
- * right to RDPMC: the new image may read its counters from its first
- * instruction (switching to its new mm must not take the right away).
+ * A plain exec keeps the context loaded and started, and the right to RDPMC
+ * from the new image's first instruction (its new mm must not drop it).
  */
 TEST_F_TIMEOUT(count, rdpmc_after_exec, 300)
 {
 	char arg0[] = "count_test", env[] = PFM_RDPMC_EXEC "=1";
-	char *argv[2], *envp[2];
+	char *const argv[] = { arg0, NULL }, *const envp[] = { env, NULL };
 	int i, status, faults = 0;
 	pid_t pid;
 
-	argv[0] = arg0;
-	argv[1] = NULL;
-	envp[0] = env;
-	envp[1] = NULL;
 	if (rdpmc_always_allowed())
 		SKIP(return, "perf allows RDPMC to every thread");
 	for (i = 0; i < 20; i++) {
@@ -1130,10 +1074,7 @@ static void *rdpmc_spinner(void *arg)
 	return NULL;
 }
 
-/*
- * Changing perf's rdpmc setting recomputes CR4.PCE on every CPU from the
- * mm alone; a self-monitoring thread running meanwhile must keep it.
- */
+/* Changes of perf's rdpmc setting recompute CR4.PCE: a counter keeps it. */
 TEST_F_TIMEOUT(count, rdpmc_kept_across_perf_rdpmc_changes, 120)
 {
 	struct rdpmc_spin sp = { .pmu = &self->pmu };
@@ -1167,24 +1108,17 @@ TEST_F_TIMEOUT(count, rdpmc_kept_across_perf_rdpmc_changes, 120)
 }
 
 /*
- * The values, not only the right to RDPMC, across changes of perf's rdpmc
- * setting. perf leaves a "dirty" counter behind when a hardware event it
- * scheduled on a CPU goes away, and clears its dirty counters when it
- * turns RDPMC on for a task (perf_clear_dirty_counters()), which a change
- * to 2 does on every CPU: a counter perfmon has taken since must not be
- * one of them. So perf counts branch instructions on two general-purpose
- * counters of the CPU, and closes them; then a context of a thread pinned
- * to that CPU counts user-level instructions on PMD0 (GP counter 0), and
- * between the parts of its loop the test writes 2, 1, 0 and the original
- * value back to the rdpmc file, reading the 64-bit value after each with
- * pfm_read_pmds() and, where the setting lets a self-monitoring thread,
- * with RDPMC. Each value is checked against the loops counted so far (a
- * bound for the code around them) and exactly: runs with n and 2n
- * iterations per part differ by exactly the loops.
+ * The values across changes of perf's rdpmc setting. perf clears the counters
+ * its closed events left "dirty" when it turns RDPMC on for a task, which a
+ * change to 2 does on every CPU: a counter perfmon took since must keep its
+ * value. perf counts on two GP counters and closes them; a pinned thread
+ * then counts on PMD0 while the rdpmc file becomes 2, 1, 0 and the original
+ * between the parts of its loop, reading after each with pfm_read_pmds() and
+ * (where allowed) RDPMC: within the loops so far, exact between n and 2n.
  */
 #define RDPMC_PARTS	5
-/* user instructions around the loops of a run: the calls, the writes */
-#define RDPMC_SLACK	(1ULL << 20)
+#define RDPMC_SLACK	0x100000ULL	/* the user code around the loops */
+#define RDPMC_VALUES_MSG "rdpmc values: n %lu, %s: pfm_read_pmds %#llx, RDPMC %s%#llx\n"
 
 static const char * const rdpmc_settings[RDPMC_PARTS] = {
 	NULL, "2\n", "1\n", "0\n", "" /* the original */
@@ -1211,11 +1145,7 @@ FIXTURE_TEARDOWN_PARENT(rdpmc_values)
 		pfm_file_write(PFM_RDPMC_ATTR, self->saved);
 }
 
-/*
- * perf counts branch instructions on two general-purpose counters of
- * @cpu, in one group, then closes them: perf marks those counters dirty.
- * 0, or the errno of the open.
- */
+/* perf counts branches on two GP counters of @cpu, closes them: 0, or errno. */
 static int perf_leave_dirty(const struct pfm_pmu *pmu, int cpu)
 {
 	struct perf_event_attr attr;
@@ -1253,9 +1183,9 @@ struct rdpmc_run {
 };
 
 /*
- * On @cpu (the caller is pinned there): perf leaves dirty counters, a new
- * context counts the parts of n iterations, the rdpmc file changing
- * between them. 0, or -1 with r->what, r->err and errno set.
+ * On @cpu, where the caller is pinned: perf leaves dirty counters, a context
+ * counts parts of n iterations, the rdpmc file changing between them. 0, or
+ * -1 with r->what, r->err and errno set.
  */
 static int rdpmc_run(const struct pfm_pmu *pmu, int cpu, unsigned long n,
 		     const char *orig, struct rdpmc_run *r)
@@ -1284,11 +1214,7 @@ static int rdpmc_run(const struct pfm_pmu *pmu, int cpu, unsigned long n,
 			r->what = "write of the rdpmc file";
 			if (pfm_file_write(PFM_RDPMC_ATTR, set[0] ? set : orig))
 				goto out;
-			/*
-			 * Switch out and back in: perfmon decides at the
-			 * switch-in whether the thread may RDPMC, and after
-			 * 0 it gets the right back only there.
-			 */
+			/* the right to RDPMC comes back at a switch-in */
 			usleep(1000);
 		}
 		pfm_loop(n);
@@ -1353,32 +1279,21 @@ TEST_F_TIMEOUT(rdpmc_values, kept_across_perf_rdpmc_changes, 300)
 		rdpmc_part_name(i, orig, name, sizeof(name));
 		for (k = 0; k < 2; k++) {
 			lo = (i + 1) * ns[k] * PFM_LOOP_INSN;
-			ksft_print_msg(
-				"rdpmc values: n %lu, %s: pfm_read_pmds %#llx, RDPMC %s%#llx\n",
-				       ns[k], name,
+			got = r[k].raw[i] & mask;
+			ksft_print_msg(RDPMC_VALUES_MSG, ns[k], name,
 				       (unsigned long long)r[k].val[i],
 				       r[k].rdpmc_ok[i] ? "" : "(none) ",
 				       (unsigned long long)r[k].raw[i]);
 			/* the loops so far, and little more */
-			EXPECT_LE(lo, r[k].val[i])
-				TH_LOG("n %lu, %s: %#llx counted, %#llx at least",
-				       ns[k], name,
-				       (unsigned long long)r[k].val[i],
-				       (unsigned long long)lo);
+			EXPECT_LE(lo, r[k].val[i]) TH_LOG("n %lu, %s", ns[k], name);
 			EXPECT_GT(lo + RDPMC_SLACK, r[k].val[i])
-				TH_LOG("n %lu, %s: %#llx counted, the value jumped",
-				       ns[k], name,
-				       (unsigned long long)r[k].val[i]);
+				TH_LOG("n %lu, %s: the value jumped", ns[k], name);
 			if (!r[k].rdpmc_ok[i])
 				continue;
 			/* RDPMC holds the low bits of the 64-bit value */
-			got = r[k].raw[i] & mask;
-			EXPECT_LE(lo & mask, got)
-				TH_LOG("n %lu, %s: RDPMC low bits %#llx", ns[k],
-				       name, (unsigned long long)got);
+			EXPECT_LE(lo & mask, got) TH_LOG("n %lu, %s: RDPMC", ns[k], name);
 			EXPECT_GT((lo + RDPMC_SLACK) & mask, got)
-				TH_LOG("n %lu, %s: RDPMC low bits %#llx", ns[k],
-				       name, (unsigned long long)got);
+				TH_LOG("n %lu, %s: RDPMC", ns[k], name);
 		}
 		EXPECT_COUNT((i + 1) * N * PFM_LOOP_INSN,
 			     r[1].val[i] - r[0].val[i],
@@ -1396,19 +1311,13 @@ TEST_F_TIMEOUT(rdpmc_values, kept_across_perf_rdpmc_changes, 300)
 }
 
 /*
- * CPU hotplug. A CPU that goes offline and back loses what its PMU held
- * and how its local APIC routed overflows: a context saved on that CPU
- * must not trust the counters it left there, and overflows on it must
- * still interrupt.
+ * CPU hotplug: a CPU back online lost its PMU's state and its APIC's routing
+ * of overflows; a context saved there must not trust its counters, and
+ * overflows there must still interrupt.
  */
 #define CPU1_ONLINE	"/sys/devices/system/cpu/cpu1/online"
 #define CPU1_MSR	"/dev/cpu/1/msr"
 #define NR_HOTPLUGS	100
-
-static int cpu1_set_online(int online)
-{
-	return pfm_file_write(CPU1_ONLINE, online ? "1\n" : "0\n");
-}
 
 /* The counted child: n iterations, a stop, n more. */
 static void loop_stop_loop(unsigned long n)
@@ -1419,11 +1328,9 @@ static void loop_stop_loop(unsigned long n)
 }
 
 /*
- * What a CPU that loses its PMU while offline or asleep looks like: the
- * counters of PMD0 and PMD1 on @cpu written 0 behind perfmon's back,
- * through the msr driver (at the MSR's address as the file offset: AMD's
- * are beyond 2^31, hence pwrite64() for 32-bit builds). Returns 0, or -1
- * on a failure.
+ * A CPU that lost its PMU offline or asleep: PMD0 and PMD1's counters on @cpu
+ * zeroed behind perfmon's back through the msr driver (pwrite64(): AMD's MSRs
+ * are beyond 2^31). 0, or -1.
  */
 static int cpu_lose_counters(int cpu)
 {
@@ -1443,10 +1350,7 @@ static int cpu_lose_counters(int cpu)
 	return ret;
 }
 
-/*
- * A child pinned to @cpu, counted by @fd, runs n iterations and stops
- * there, its context saved on @cpu. Its pid, or -1 on a failure.
- */
+/* A child on @cpu, counted by @fd, runs n iterations and stops: pid, or -1. */
 static pid_t child_stopped_on(int fd, const struct pfm_pmu *pmu,
 			      unsigned long n, int cpu)
 {
@@ -1467,24 +1371,22 @@ static pid_t child_stopped_on(int fd, const struct pfm_pmu *pmu,
 	return pid;
 }
 
-/* CPU 1 offline and online NR_HOTPLUGS times, once if it @lost its PMU. */
+/* CPU 1 offline and online NR_HOTPLUGS times; once when it @lost its PMU. */
 static int hotplugs(int lost)
 {
 	int i;
 
-	/* once is enough to lose the counters: the kernel must not trust them */
 	for (i = 0; i < (lost ? 1 : NR_HOTPLUGS); i++)
-		if (cpu1_set_online(0) || cpu1_set_online(1))
+		if (pfm_file_write(CPU1_ONLINE, "0\n") ||
+		    pfm_file_write(CPU1_ONLINE, "1\n"))
 			return -1;
 	return 0;
 }
 
 /*
- * A child pinned to @cpu counts n iterations, stops there (its context
- * saved on @cpu), @event(@lose) happens, and the child, pinned to @cpu
- * again, counts n more before exiting: its first switch-in is on @cpu,
- * where nothing else ran in between. With @lose, @cpu loses its counters
- * first. PMD0 (instructions) is read; -1 on a set-up failure.
+ * A child counts n iterations on @cpu and stops, @event(@lose) happens (with
+ * @lose, @cpu first loses its counters), and the child, back on @cpu, counts
+ * n more to its exit: its PMD0 in @insn, or -1.
  */
 static int child_across(const struct pfm_pmu *pmu, unsigned long n, int cpu,
 			int lose, int (*event)(int lose), __u64 *insn)
@@ -1523,13 +1425,19 @@ static long long ovfl_intr(int cpu)
 	return pfm_cpu_stat("ovfl_intr", cpu);
 }
 
-/* A child on CPU 1 from @start, n iterations: PMD0, or -1 on a failure. */
-static int overflow_child(int fd, const struct pfm_pmu *pmu, __u64 start,
-			  unsigned long n, __u64 *v)
+/*
+ * A child on CPU 1, n iterations counted by @fd from PMD0 = @start, on PMC0
+ * and PMC1 (PMC0 alone with @pmc0_only): PMD0 at its exit, or -1.
+ */
+static int run_on_cpu1(int fd, const struct pfm_pmu *pmu, int pmc0_only,
+		       __u64 start, unsigned long n, __u64 *v)
 {
+	struct pfarg_pmc pmc;
 	pid_t pid;
 
-	if (pfm_program(fd, pmu, PFM_EVT_USR) || pfm_write_pmd(fd, 0, start))
+	pfm_pmc_set(&pmc, 0, pfm_evtsel(pmu, PFM_EV_INSN, PFM_EVT_USR));
+	if ((pmc0_only ? pfm_write_pmcs(fd, &pmc, 1) :
+	     pfm_program(fd, pmu, PFM_EVT_USR)) || pfm_write_pmd(fd, 0, start))
 		return -1;
 	pid = pfm_fork_stopped_loop(n);
 	if (pid < 0)
@@ -1567,16 +1475,12 @@ TEST_F_TIMEOUT(count, cpu_hotplug_exact, 600)
 			     lose ? 1 : NR_HOTPLUGS, lose ? ", its counters lost" : "");
 	}
 
-	/*
-	 * After the last hotplug: children on CPU 1 counting from just below
-	 * the wrap overflow there, the overflow interrupt arrives, and the
-	 * 64-bit values count on exactly across the wrap.
-	 */
+	/* after the hotplugs, overflows on CPU 1 interrupt and count on exactly */
 	ovfl0 = ovfl_intr(1);
 	start = (1ULL << self->pmu.gp_width) - 1000;
 	for (i = 0; i < ARRAY_SIZE(ns); i++)
-		ASSERT_EQ(0, overflow_child(self->fd, &self->pmu, start, ns[i],
-					    &v[i]));
+		ASSERT_EQ(0, run_on_cpu1(self->fd, &self->pmu, 0, start, ns[i],
+					 &v[i]));
 	ovfl1 = ovfl_intr(1);
 	EXPECT_LE(start + N * PFM_LOOP_INSN, v[0]);
 	EXPECT_COUNT(N * PFM_LOOP_INSN, v[1] - v[0],
@@ -1593,12 +1497,9 @@ TEST_F_TIMEOUT(count, cpu_hotplug_exact, 600)
 }
 
 /*
- * Suspend to RAM without the sleep: with pm_test "core" (CONFIG_PM_DEBUG)
- * the kernel suspends as far as the syscore callbacks on the boot CPU,
- * CPU 1 offline, and resumes. A real suspend loses the boot CPU's PMU: a
- * context saved there must not trust what it left, and the context of
- * the thread that suspends, live on the boot CPU through it all, must
- * count on exactly.
+ * Suspend to RAM up to the syscore callbacks (pm_test "core"), which loses
+ * the boot CPU's PMU: a context saved there must not trust what it left,
+ * the suspending thread's own context must count on exactly.
  */
 #define PM_STATE	"/sys/power/state"
 #define PM_TEST		"/sys/power/pm_test"
@@ -1664,25 +1565,18 @@ TEST_F_TIMEOUT(count, suspend_exact, 300)
 }
 
 /*
- * The PMU interrupt while a thread with a context runs on a CPU: perfmon
- * owns that CPU's overflow interrupt then (perf's handler passes it on,
- * or has no event to claim one for where perf cannot share the PMU). An
- * overflow of a counter that no context uses (something wrote it behind
- * the kernel's back) must not become an "unknown NMI" that leaves the
- * local APIC's LVTPC masked (Intel masks it when it delivers a PMI, and
- * only the handler unmasks it): the overflows of the contexts that count
- * on that CPU afterwards must still interrupt.
- *
- * Intel only (AMD does not mask LVTPC); needs root, CPU 1 and its msr
- * driver (/dev/cpu/1/msr).
+ * The PMU interrupt of a CPU where a thread with a context runs is perfmon's
+ * (perf's handler passes it on, or has no event to claim it). An overflow of
+ * a counter no context uses, written behind the kernel's back, must not
+ * become an "unknown NMI" that leaves the local APIC's LVTPC masked (Intel
+ * masks it on a PMI, only the handler unmasks it): the contexts' overflows
+ * there must still interrupt. Intel only; root, CPU 1 and /dev/cpu/1/msr.
  */
-
-/* Overflowing runs on CPU 1, in pairs of n = N and 2N. */
-#define NR_RUNS		4
-/* Where the runs' PMD0 starts: this many events below the wrap. */
-#define BELOW_WRAP	3000
-/* The counter nobody uses starts this many events below its wrap. */
-#define ROGUE_LEFT	16
+#define NR_RUNS		4	/* overflowing runs on CPU 1, n = N, 2N, N, 2N */
+#define BELOW_WRAP	3000	/* their PMD0 starts this far below the wrap */
+#define ROGUE_LEFT	16	/* the counter nobody uses: events to its wrap */
+#define RUNS_MSG "%s: %d overflows on CPU 1: NMI %lld -> %lld, PMI %lld -> %lld, perfmon ovfl_intr %lld -> %lld\n"
+#define ROGUE_MSG "counter %d of CPU 1 from %d events before its wrap: now %#llx, GLOBAL_STATUS %#llx, GLOBAL_CTRL %#llx\n"
 
 /* Intel architectural MSRs, as <asm/msr-index.h> names them. */
 #define MSR_PERFEVTSEL(i)	(0x186 + (i))
@@ -1714,49 +1608,28 @@ static void irqs_read(struct irqs *c)
 }
 
 /*
- * A child pinned to CPU 1 runs pfm_loop(n), counted by @fd from PMD0 =
- * @start (user-level instructions on PMC0): PMD0 at its exit, or -1.
- */
-static int run_on_cpu1(int fd, const struct pfm_pmu *pmu, __u64 start,
-		       unsigned long n, __u64 *v)
-{
-	struct pfarg_pmc pmc;
-	pid_t pid;
-
-	pfm_pmc_set(&pmc, 0, pfm_evtsel(pmu, PFM_EV_INSN, PFM_EVT_USR));
-	if (pfm_write_pmcs(fd, &pmc, 1) || pfm_write_pmd(fd, 0, start))
-		return -1;
-	pid = pfm_fork_stopped_loop(n);
-	if (pid < 0)
-		return -1;
-	if (pfm_pin(pid, 1) || pfm_load(fd, pid) || pfm_start(fd, NULL) ||
-	    pfm_cont_wait_exit(pid)) {
-		pfm_kill(pid);
-		return -1;
-	}
-	return pfm_read_pmd(fd, 0, v);
-}
-
-/*
- * NR_RUNS children on CPU 1, each counting from BELOW_WRAP events under
- * the wrap of PMD0's counter: each overflows once. The 64-bit values are
- * exact; the interrupts of CPU 1 are counted around the runs.
+ * NR_RUNS children on CPU 1 from BELOW_WRAP events under PMD0's wrap, each
+ * overflowing once: the 64-bit values are exact, and each overflow is an NMI
+ * of CPU 1 (the NMI watchdog is off) and, with the debug statistics, an
+ * overflow interrupt of perfmon. perf's PMI row (apic_perf_irqs) is only
+ * logged: perfmon's interrupts are not in it.
  */
 static void overflow_runs(struct __test_metadata *_metadata,
-			  const struct pfm_pmu *pmu, const char *when,
-			  struct irqs *before, struct irqs *after)
+			  const struct pfm_pmu *pmu, const char *when)
 {
 	__u64 start = (1ULL << pmu->gp_width) - BELOW_WRAP, v[NR_RUNS];
+	struct irqs b, a;
 	int fd, i;
 
 	fd = pfm_create(0);
 	ASSERT_LE(0, fd);
-	irqs_read(before);
+	irqs_read(&b);
 	for (i = 0; i < NR_RUNS; i++)
-		ASSERT_EQ(0, run_on_cpu1(fd, pmu, start, (1 + i % 2) * N, &v[i]))
+		ASSERT_EQ(0, run_on_cpu1(fd, pmu, 1, start, (1 + i % 2) * N,
+					 &v[i]))
 			TH_LOG("%s: run %d on CPU 1: %s", when, i,
 			       strerror(errno));
-	irqs_read(after);
+	irqs_read(&a);
 	close(fd);
 	for (i = 0; i < NR_RUNS; i += 2) {
 		EXPECT_LE(start + N * PFM_LOOP_INSN, v[i]);
@@ -1764,40 +1637,29 @@ static void overflow_runs(struct __test_metadata *_metadata,
 			     "%s: instructions on CPU 1 from 2^%u - %d, 2N - N",
 			     when, pmu->gp_width, BELOW_WRAP);
 	}
-	ksft_print_msg(
-		"%s: %d overflows on CPU 1: NMI %lld -> %lld, PMI %lld -> %lld, perfmon ovfl_intr %lld -> %lld\n",
-		       when, NR_RUNS, before->nmi, after->nmi, before->pmi,
-		       after->pmi, before->ovfl, after->ovfl);
+	ksft_print_msg(RUNS_MSG, when, NR_RUNS, b.nmi, a.nmi, b.pmi, a.pmi, b.ovfl,
+		       a.ovfl);
+	EXPECT_LE(b.nmi + NR_RUNS, a.nmi)
+		TH_LOG("%s: %lld NMIs on CPU 1 for %d overflows", when,
+		       a.nmi - b.nmi, NR_RUNS);
+	if (b.ovfl >= 0 && a.ovfl >= 0)
+		EXPECT_LE(b.ovfl + NR_RUNS, a.ovfl)
+			TH_LOG("%s: %lld overflow interrupts of perfmon on CPU 1 for %d overflows",
+			       when, a.ovfl - b.ovfl, NR_RUNS);
 }
 
-/*
- * The interrupts the runs took: each overflow is an NMI on CPU 1 (the NMI
- * watchdog is off, nothing else raises one there) and, with the debug
- * statistics, an overflow interrupt of perfmon. The PMI row is perf's
- * count of the interrupts it handled (apic_perf_irqs): it is logged, not
- * checked, as perfmon does not add its own interrupts there.
- */
-static void expect_interrupts(struct __test_metadata *_metadata,
-			      const char *when, const struct irqs *before,
-			      const struct irqs *after)
-{
-	EXPECT_LE(before->nmi + NR_RUNS, after->nmi)
-		TH_LOG("%s: %lld NMIs on CPU 1 for %d overflows", when,
-		       after->nmi - before->nmi, NR_RUNS);
-	if (before->ovfl >= 0 && after->ovfl >= 0) {
-		EXPECT_LE(before->ovfl + NR_RUNS, after->ovfl)
-			TH_LOG("%s: %lld overflow interrupts of perfmon on CPU 1 for %d overflows",
-			       when, after->ovfl - before->ovfl, NR_RUNS);
-	}
-}
+/* The counter no context uses, and what was written behind perfmon's back. */
+struct rogue {
+	int msr;		/* /dev/cpu/1/msr */
+	int idx;		/* the counter */
+	__u64 saved[3];		/* its event select, its counter, GLOBAL_CTRL */
+	int written[3];		/* which of them were written */
+};
 
 FIXTURE(pmi) {
 	struct pfm_pmu pmu;
 	int fd;			/* the context of the thread on CPU 0 */
-	int msr;		/* /dev/cpu/1/msr */
-	int rogue;		/* the counter no context uses */
-	__u64 saved[3];		/* its event select, its counter, GLOBAL_CTRL */
-	int written[3];		/* which of them were written */
+	struct rogue rg;
 	pid_t child;
 };
 
@@ -1810,9 +1672,9 @@ static __u32 rogue_msrs(int i, int which)
 FIXTURE_SETUP(pmi)
 {
 	self->fd = -1;
-	self->msr = -1;
+	self->rg.msr = -1;
 	self->child = -1;
-	memset(self->written, 0, sizeof(self->written));
+	memset(self->rg.written, 0, sizeof(self->rg.written));
 	if (pfm_require_pmu_gp(_metadata, &self->pmu, 2))
 		return;
 	if (self->pmu.amd)
@@ -1821,56 +1683,63 @@ FIXTURE_SETUP(pmi)
 		SKIP(return, "needs root");
 	if (pfm_irq_count("NMI:", 1) < 0)
 		SKIP(return, "no CPU 1 (or no NMI row in /proc/interrupts)");
-	self->msr = open(CPU1_MSR, O_RDWR);
-	if (self->msr < 0)
+	self->rg.msr = open(CPU1_MSR, O_RDWR);
+	if (self->rg.msr < 0)
 		SKIP(return, "no %s: %s", CPU1_MSR, strerror(errno));
 	/* the last general-purpose counter: the contexts here use PMC0 */
-	self->rogue = self->pmu.nr_gp - 1;
+	self->rg.idx = self->pmu.nr_gp - 1;
+}
+
+/* Save an MSR of the rogue counter once, then write it. */
+static int rogue_write(struct rogue *rg, int which, __u64 val)
+{
+	__u32 msr = rogue_msrs(rg->idx, which);
+
+	if (!rg->written[which]) {
+		if (msr_rd(rg->msr, msr, &rg->saved[which]))
+			return -1;
+		rg->written[which] = 1;
+	}
+	return msr_wr(rg->msr, msr, val);
+}
+
+/* Write back what rogue_write() changed, first the event select (it stops). */
+static void rogue_restore(struct __test_metadata *_metadata, struct rogue *rg)
+{
+	__u32 msr;
+	int w;
+
+	for (w = 0; w < 3; w++) {
+		msr = rogue_msrs(rg->idx, w);
+		if (rg->written[w])
+			EXPECT_EQ(0, msr_wr(rg->msr, msr, rg->saved[w]))
+				TH_LOG("restoring MSR %#x: %s", msr,
+				       strerror(errno));
+	}
+	memset(rg->written, 0, sizeof(rg->written));
 }
 
 FIXTURE_TEARDOWN(pmi)
 {
-	int w;
-
 	pfm_kill(self->child);
-	/* the event select first: it stops the counter */
-	for (w = 0; w < 3; w++)
-		if (self->written[w])
-			EXPECT_EQ(0, msr_wr(self->msr,
-					    rogue_msrs(self->rogue, w),
-					    self->saved[w]))
-				TH_LOG("restoring MSR %#x: %s",
-				       rogue_msrs(self->rogue, w),
-				       strerror(errno));
-	if (self->msr >= 0)
-		close(self->msr);
+	rogue_restore(_metadata, &self->rg);
+	if (self->rg.msr >= 0)
+		close(self->rg.msr);
 	if (self->fd >= 0)
 		close(self->fd);
 }
 
-/* Save an MSR of the rogue counter once, then write it. */
-static int rogue_write(FIXTURE_DATA(pmi) *self, int which, __u64 val)
-{
-	__u32 msr = rogue_msrs(self->rogue, which);
-
-	if (!self->written[which]) {
-		if (msr_rd(self->msr, msr, &self->saved[which]))
-			return -1;
-		self->written[which] = 1;
-	}
-	return msr_wr(self->msr, msr, val);
-}
-
 /*
- * In a child: count itself on CPU 1, started, and say so in *@flag (1, or
- * 3 when it cannot). 0, or 1 on a failure.
+ * The child on CPU 1: counts itself on PMC0 (the rogue counter is the last)
+ * and says so in *@flag (1, or 3 when it cannot); then, with @rfd < 0, spins
+ * until the parent writes 2 and loops, else reads @rfd until it is closed.
  */
-static int cpu1_count_self(const struct pfm_pmu *pmu, int *flag)
+static int cpu1_child(const struct pfm_pmu *pmu, int *flag, int rfd)
 {
 	struct pfarg_pmc pmc;
-	int fd;
+	int fd, n;
+	char c;
 
-	/* PMC0 only: the rogue counter is the last one */
 	pfm_pmc_set(&pmc, 0, pfm_evtsel(pmu, PFM_EV_INSN, PFM_EVT_USR));
 	fd = pfm_pin(0, 1) ? -1 : pfm_create(0);
 	if (fd < 0 || pfm_write_pmcs(fd, &pmc, 1) || pfm_write_pmd(fd, 0, 0) ||
@@ -1879,128 +1748,101 @@ static int cpu1_count_self(const struct pfm_pmu *pmu, int *flag)
 		return 1;
 	}
 	__atomic_store_n(flag, 1, __ATOMIC_RELEASE);
-	return 0;
-}
-
-/*
- * The child of the test on CPU 1: counts itself, spins until the parent
- * writes 2, then loops.
- */
-static int rogue_child(const struct pfm_pmu *pmu, int *flag)
-{
-	if (cpu1_count_self(pmu, flag))
-		return 1;
+	if (rfd >= 0) {
+		while ((n = read(rfd, &c, 1)) == 1)
+			;
+		return n ? 1 : 0;
+	}
 	while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) != 2)
 		;
 	pfm_loop(N);
 	return 0;
 }
 
+/* Fork cpu1_child() (reading p[0] if @p), wait until it counts: the flag. */
+static int *fork_cpu1_child(struct __test_metadata *_metadata,
+			    const struct pfm_pmu *pmu, pid_t *child, int *p)
+{
+	int *flag;
+
+	flag = mmap(NULL, sizeof(*flag), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(flag != MAP_FAILED);
+	*flag = 0;
+	*child = fork();
+	ASSERT_LE(0, *child);
+	if (*child == 0) {
+		if (p)
+			close(p[1]);
+		_exit(cpu1_child(pmu, flag, p ? p[0] : -1));
+	}
+	if (p)
+		close(p[0]);
+	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	ASSERT_EQ(1, *flag) TH_LOG("the child's context on CPU 1 failed");
+	return flag;
+}
+
 TEST_F_TIMEOUT(pmi, unexpected_overflow_keeps_pmi, 300)
 {
-	__u64 evtsel, ctr, status, gctrl;
-	struct irqs c0, c1, c2, c3;
-	int i = self->rogue, status_;
-	int *flag;
+	__u64 evtsel = pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR);
+	__u64 ctr, status, gctrl;
+	int i = self->rg.idx, st, *flag;
 
 	/* perfmon holds the PMU for the whole test: a context counts on CPU 0 */
 	ASSERT_EQ(0, pfm_pin(0, 0));
 	self->fd = pfm_create(0);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, pfm_write_pmcs(self->fd, &(struct pfarg_pmc){
-		.reg_num = 0,
-		.reg_value = pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR),
-	}, 1));
+		.reg_num = 0, .reg_value = evtsel }, 1));
 	ASSERT_EQ(0, pfm_write_pmd(self->fd, 0, 0));
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	/* the control, which also makes perfmon set CPU 1 up (its first load) */
+	overflow_runs(_metadata, &self->pmu, "before");
 
 	/*
-	 * The control, which also makes perfmon set up CPU 1 (its first
-	 * load there): the contexts' overflows on CPU 1 interrupt.
+	 * A child on CPU 1 counts itself and spins while the counter nobody
+	 * uses there is set ROGUE_LEFT user instructions from its wrap (a
+	 * legacy write: bit 31 extends to the top), with INT; then it loops.
 	 */
-	overflow_runs(_metadata, &self->pmu, "before", &c0, &c1);
-	expect_interrupts(_metadata, "before", &c0, &c1);
-
-	/*
-	 * A child on CPU 1 counts itself and spins, never leaving the CPU,
-	 * while the counter nobody uses there is set through the msr driver:
-	 * a few user-level instructions from its wrap (a legacy write: bit
-	 * 31 extends to the top), with INT. Then the child loops.
-	 */
-	flag = mmap(NULL, sizeof(*flag), PROT_READ | PROT_WRITE,
-		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, flag);
-	*flag = 0;
-	self->child = fork();
-	ASSERT_LE(0, self->child);
-	if (self->child == 0)
-		_exit(rogue_child(&self->pmu, flag));
-	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE))
-		usleep(1000);
-	ASSERT_EQ(1, *flag) TH_LOG("the child's context on CPU 1 failed");
-	evtsel = pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR);
-	ASSERT_EQ(0, rogue_write(self, 0, 0)) TH_LOG("%s", strerror(errno));
-	ASSERT_EQ(0, rogue_write(self, 1, (__u64)-ROGUE_LEFT & 0xffffffffULL))
+	flag = fork_cpu1_child(_metadata, &self->pmu, &self->child, NULL);
+	ASSERT_EQ(0, rogue_write(&self->rg, 0, 0)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, rogue_write(&self->rg, 1, (__u64)-ROGUE_LEFT & 0xffffffffULL))
 		TH_LOG("%s", strerror(errno));
-	ASSERT_EQ(0, rogue_write(self, 0, evtsel)) TH_LOG("%s", strerror(errno));
-	ASSERT_EQ(0, msr_rd(self->msr, MSR_GLOBAL_CTRL, &gctrl))
+	ASSERT_EQ(0, rogue_write(&self->rg, 0, evtsel)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, msr_rd(self->rg.msr, MSR_GLOBAL_CTRL, &gctrl))
 		TH_LOG("%s", strerror(errno));
-	ASSERT_EQ(0, rogue_write(self, 2, gctrl | 1ULL << i))
+	ASSERT_EQ(0, rogue_write(&self->rg, 2, gctrl | 1ULL << i))
 		TH_LOG("%s", strerror(errno));
 	__atomic_store_n(flag, 2, __ATOMIC_RELEASE);
-	ASSERT_EQ(self->child, waitpid(self->child, &status_, 0));
+	ASSERT_EQ(self->child, waitpid(self->child, &st, 0));
 	munmap(flag, sizeof(*flag));
 	self->child = -1;
-	EXPECT_TRUE(WIFEXITED(status_) && !WEXITSTATUS(status_))
-		TH_LOG("the loop on CPU 1: status %#x", status_);
-	EXPECT_EQ(0, msr_rd(self->msr, MSR_PMC(i), &ctr));
-	EXPECT_EQ(0, msr_rd(self->msr, MSR_GLOBAL_STATUS, &status));
-	EXPECT_EQ(0, msr_rd(self->msr, MSR_GLOBAL_CTRL, &gctrl));
-	ksft_print_msg(
-		"counter %d of CPU 1 from %d events before its wrap: now %#llx, GLOBAL_STATUS %#llx, GLOBAL_CTRL %#llx\n",
-		       i, ROGUE_LEFT, (unsigned long long)ctr,
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st))
+		TH_LOG("the loop on CPU 1: status %#x", st);
+	EXPECT_EQ(0, msr_rd(self->rg.msr, MSR_PMC(i), &ctr));
+	EXPECT_EQ(0, msr_rd(self->rg.msr, MSR_GLOBAL_STATUS, &status));
+	EXPECT_EQ(0, msr_rd(self->rg.msr, MSR_GLOBAL_CTRL, &gctrl));
+	ksft_print_msg(ROGUE_MSG, i, ROGUE_LEFT, (unsigned long long)ctr,
 		       (unsigned long long)status, (unsigned long long)gctrl);
 	/* it wrapped: the overflow (and its PMI) happened */
 	EXPECT_GT(1ULL << 31, ctr) TH_LOG("counter %d did not wrap", i);
 	/* everything written back, before the contexts count on CPU 1 again */
-	EXPECT_EQ(0, msr_wr(self->msr, MSR_PERFEVTSEL(i), self->saved[0]));
-	EXPECT_EQ(0, msr_wr(self->msr, MSR_PMC(i), self->saved[1]));
-	EXPECT_EQ(0, msr_wr(self->msr, MSR_GLOBAL_CTRL, self->saved[2]));
-	memset(self->written, 0, sizeof(self->written));
-
-	/* perfmon still holds the PMU: the contexts' overflows interrupt */
-	overflow_runs(_metadata, &self->pmu, "after", &c2, &c3);
-	expect_interrupts(_metadata, "after an overflow no context expected",
-			  &c2, &c3);
+	rogue_restore(_metadata, &self->rg);
+	overflow_runs(_metadata, &self->pmu,
+		      "after an overflow no context expected");
 	EXPECT_EQ(0, pfm_stop(self->fd));
 }
 
 /* Intel's global status bits that no counter sets, as perf names them. */
 #define MSR_GLOBAL_OVF_CTRL	0x390
 #define MSR_GLOBAL_STATUS_SET	0x391
-#define TOPA_PMI		(1ULL << 55)	/* Intel PT's buffer is full */
+#define TOPA_PMI		0x80000000000000ULL	/* bit 55: PT's buffer full */
+#define PERF_PMI_MSG "CPU 1: GLOBAL_STATUS %#llx after %d ms, GLOBAL_CTRL %#llx, perf's PMIs %lld -> %lld\n"
 
-/* The child of perf_pmi_reaches_perf_from_idle: counts itself, blocks. */
-static int blocked_child(const struct pfm_pmu *pmu, int *flag, int rfd)
-{
-	int n;
-	char c;
-
-	if (cpu1_count_self(pmu, flag))
-		return 1;
-	/* until the parent closes the pipe */
-	while ((n = read(rfd, &c, 1)) == 1)
-		;
-	return n ? 1 : 0;
-}
-
-/*
- * Are CPU 1's counters perfmon's? perf's event @pfd there (a host event,
- * kernel instructions included) is off meanwhile and its count stands
- * still; perf's, it counts at least the interrupt of CPU 1 that reads
- * it. 1, 0, or -1.
- */
+/* Are CPU 1's counters perfmon's (perf's event @pfd stands still)? 1, 0, -1. */
 static int cpu1_held(int pfd)
 {
 	__u64 a, b;
@@ -2014,91 +1856,68 @@ static int cpu1_held(int pfd)
 }
 
 /*
- * What else raises the PMI (Intel PT, BTS) keeps going while perfmon holds
- * a CPU's counters, and its PMI must reach perf even while the idle task
- * holds them for a thread blocked there, which may be for good: the
- * give-back raises it again at once. The emulated CPU has no PT: its bit
- * in the global status is set through GLOBAL_STATUS_SET, and a counter no
- * context uses overflows under the idle task (kernel instructions, the
- * msr driver's own) to raise the PMI. perf's handler acknowledges the bit
- * when it gets the PMI; while the bit stays set, perf has not had it.
+ * What else raises the PMI (Intel PT, BTS) goes on while perfmon holds a
+ * CPU's counters, and its PMI must reach perf even while the idle task
+ * holds them for a thread blocked there (the give-back raises it again).
+ * No PT here: its bit is set through GLOBAL_STATUS_SET, and a counter no
+ * context uses overflows under the idle task to raise the PMI. perf's
+ * handler acknowledges the bit: while it stays set, perf has not had it.
  */
 TEST_F_TIMEOUT(pmi, perf_pmi_reaches_perf_from_idle, 120)
 {
-	__u64 status = TOPA_PMI, gctrl;
-	int i = self->rogue, p[2], n, st, pfd, held, *flag;
+	__u64 status = TOPA_PMI, gctrl, evtsel;
+	int i = self->rg.idx, p[2], n, st, pfd, held, *flag;
 	struct perf_event_attr attr;
 	struct irqs c0, c1;
 
 	if (!pfm_pmu_shared())
 		SKIP(return, "perfmon does not share this PMU with perf");
-	/*
-	 * An event of perf's on CPU 1, as PT's would be: perf's PMI handler
-	 * runs while perf has events, and this one stands still while the
-	 * counters of CPU 1 are perfmon's.
-	 */
+	/* perf's event on CPU 1, as PT's: runs perf's handler, counts perf's */
 	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
 	attr.exclude_guest = 1;
 	pfd = pfm_perf_open(&attr, -1, 1, -1);
 	ASSERT_LE(0, pfd) TH_LOG("perf_event_open: %s", strerror(errno));
 	/* nothing but the child and the idle task on CPU 1 */
 	ASSERT_EQ(0, pfm_pin(0, 0));
-	flag = mmap(NULL, sizeof(*flag), PROT_READ | PROT_WRITE,
-		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, flag);
-	*flag = 0;
 	ASSERT_EQ(0, pipe(p));
-	self->child = fork();
-	ASSERT_LE(0, self->child);
-	if (self->child == 0) {
-		close(p[1]);
-		_exit(blocked_child(&self->pmu, flag, p[0]));
-	}
-	close(p[0]);
-	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE))
-		usleep(1000);
-	ASSERT_EQ(1, *flag) TH_LOG("the child's context on CPU 1 failed");
+	flag = fork_cpu1_child(_metadata, &self->pmu, &self->child, p);
 	irqs_read(&c0);
-	if (msr_wr(self->msr, MSR_GLOBAL_STATUS_SET, TOPA_PMI))
+	if (msr_wr(self->rg.msr, MSR_GLOBAL_STATUS_SET, TOPA_PMI))
 		SKIP(goto out, "no GLOBAL_STATUS_SET: %s", strerror(errno));
-	ASSERT_EQ(0, rogue_write(self, 0, 0)) TH_LOG("%s", strerror(errno));
-	ASSERT_EQ(0, rogue_write(self, 0,
-				 pfm_evtsel(&self->pmu, PFM_EV_INSN,
-					    PFM_EVT_OS)))
-		TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, rogue_write(&self->rg, 0, 0)) TH_LOG("%s", strerror(errno));
+	evtsel = pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_OS);
+	ASSERT_EQ(0, rogue_write(&self->rg, 0, evtsel)) TH_LOG("%s", strerror(errno));
 	/*
 	 * The child blocks in read(): CPU 1 idles, its idle task holding the
-	 * counters. A kernel thread that ran there since gave them back: a
-	 * byte to the child takes them again. Then the counter overflows at
-	 * once (the load of a context clears it: written last).
+	 * counters (a byte to the child takes them back from a kernel thread
+	 * that ran since). Then the counter overflows at once (written last:
+	 * the load of a context clears it).
 	 */
 	for (n = 0; n < 50 && (held = cpu1_held(pfd)) == 0; n++) {
 		ASSERT_EQ(1, write(p[1], "", 1));
 		usleep(20000);
 	}
 	ASSERT_EQ(1, held) TH_LOG("CPU 1 never idled with the counters perfmon's");
-	ASSERT_EQ(0, rogue_write(self, 1, (__u64)-ROGUE_LEFT & 0xffffffffULL))
+	ASSERT_EQ(0, rogue_write(&self->rg, 1, (__u64)-ROGUE_LEFT & 0xffffffffULL))
 		TH_LOG("%s", strerror(errno));
-	ASSERT_EQ(0, rogue_write(self, 2, 1ULL << i))
+	ASSERT_EQ(0, rogue_write(&self->rg, 2, 1ULL << i))
 		TH_LOG("%s", strerror(errno));
 	/* perf's GLOBAL_CTRL once it has the counters back: not restored */
-	self->written[2] = 0;
+	self->rg.written[2] = 0;
 	for (n = 0; n < 100 && (status & TOPA_PMI); n++) {
 		usleep(1000);
-		ASSERT_EQ(0, msr_rd(self->msr, MSR_GLOBAL_STATUS, &status));
+		ASSERT_EQ(0, msr_rd(self->rg.msr, MSR_GLOBAL_STATUS, &status));
 	}
 	irqs_read(&c1);
-	EXPECT_EQ(0, msr_rd(self->msr, MSR_GLOBAL_CTRL, &gctrl));
-	ksft_print_msg(
-		"CPU 1: GLOBAL_STATUS %#llx after %d ms, GLOBAL_CTRL %#llx, perf's PMIs %lld -> %lld\n",
-		       (unsigned long long)status, n,
+	EXPECT_EQ(0, msr_rd(self->rg.msr, MSR_GLOBAL_CTRL, &gctrl));
+	ksft_print_msg(PERF_PMI_MSG, (unsigned long long)status, n,
 		       (unsigned long long)gctrl, c0.pmi, c1.pmi);
 	EXPECT_EQ(0, status & TOPA_PMI)
 		TH_LOG("perf never had the PMI: the bit is still set");
 	EXPECT_LT(c0.pmi, c1.pmi) TH_LOG("perf handled no PMI on CPU 1");
 	/* whatever happened, the bit goes and the counter stops */
-	EXPECT_EQ(0, msr_wr(self->msr, MSR_GLOBAL_OVF_CTRL, TOPA_PMI));
-	EXPECT_EQ(0, msr_wr(self->msr, MSR_GLOBAL_CTRL, gctrl & ~(1ULL << i)));
+	EXPECT_EQ(0, msr_wr(self->rg.msr, MSR_GLOBAL_OVF_CTRL, TOPA_PMI));
+	EXPECT_EQ(0, msr_wr(self->rg.msr, MSR_GLOBAL_CTRL, gctrl & ~(1ULL << i)));
 out:
 	close(p[1]);
 	ASSERT_EQ(self->child, waitpid(self->child, &st, 0));
@@ -2110,55 +1929,36 @@ out:
 }
 
 /*
- * perfmon on hybrid Intel processors, whose P-cores (core type 0x40, Core)
- * and E-cores (0x20, Atom) have PMUs of different sizes. The PMU
- * description is the set of registers every online CPU has; a register of
- * one core type only is refused like any register the PMU lacks; a thread
- * counts exactly while it moves between the core types, on its own or
- * moved by another thread, across the wraps of the hardware counters on
- * either type; the counters only a P-core has read 0 through RDPMC,
- * whatever perf_events left there; the nibble of fixed counter 3 in
- * IA32_FIXED_CTR_CTRL takes its default and that counter never counts.
+ * Hybrid Intel processors: P-cores (core type 0x40) and E-cores (0x20) have
+ * PMUs of different sizes. The description is the registers every online CPU
+ * has, a register of one type only is refused; a thread counts exactly while
+ * it moves between the types, on its own or moved, across counter wraps; the
+ * counters only a P-core has read 0 through RDPMC whatever perf left there;
+ * fixed counter 3's nibble in IA32_FIXED_CTR_CTRL takes its default.
  *
- * Every test skips at once on a processor that is not a hybrid Intel one,
- * or without a CPU of each core type to run on, or without perfmon. A
- * present CPU that is offline (a boot with maxcpus=) is brought online
- * for each test, and offline again after it: the description must hold
- * for a core type that no CPU up at boot had.
- *
- * Each count is the difference of two measurements that run the same code
- * with loops of n and 2n iterations (pfm_loop(): exactly PFM_LOOP_INSN
- * user instructions per iteration), as in count_test.c, or a measurement
- * from a value near a wrap against the same measurement from 0.
+ * The tests skip unless hybrid Intel, with a CPU of each type and perfmon.
+ * Present but offline CPUs (maxcpus=) are brought online for each test and
+ * back offline after it: the description must cover types not up at boot.
  */
-
-/* CPUID 0x1A EAX[31:24]. */
-#define CORE_TYPE_ATOM		0x20
+#define CORE_TYPE_ATOM		0x20	/* CPUID 0x1A EAX[31:24] */
 #define CORE_TYPE_CORE		0x40
 
-/* Indexes of the fixture's cpu[]: a P-core and an E-core. */
-#define CPU_P			0
+#define CPU_P			0	/* indexes of the fixture's cpu[] */
 #define CPU_E			1
 
-/* Self-monitoring: loop runs alternately on the P and the E CPU. */
-#define NR_HOPS			40
+#define NR_HOPS			40	/* self-monitoring, alternately P, E */
 #define HOP_LOOP		20000UL
-/* Four runs of N iterations on P, E, P, E: where the wraps are put. */
-#define NR_WRAP_RUNS		4
-/* A monitored child moved by this thread every FLIP_US while it runs. */
-#define FLIP_US			1000
+#define NR_WRAP_RUNS		4	/* runs of N on P, E, P, E: the wraps */
+#define FLIP_US			1000	/* a monitored child moved this often */
 #define MIN_FLIPS		20
 #define CALIB_LOOP		1000000UL
 #define CHILD_LOOP_NS		300000000ULL
-/* User instructions between an RDPMC and the pfm_read_pmds() after it. */
-#define HYB_RDPMC_SLACK		1000
+#define HYB_RDPMC_SLACK		1000	/* from an RDPMC to pfm_read_pmds() */
 
 #define RDPMC_FIXED		0x40000000u
-/* OS, USR and PMI of fixed counter 3 in IA32_FIXED_CTR_CTRL. */
-#define FIXED3_BITS		0xb000ULL
+#define FIXED3_BITS		0xb000ULL	/* fixed counter 3's OS, USR, PMI */
 #define FIXED3_NIBBLE		0xf000ULL
-/* The highest number of general-purpose counters of perfmon's table. */
-#define MAX_GP			8
+#define MAX_GP			8	/* the most GP counters in perfmon's table */
 #define MAX_FIXED_CHECKED	4
 
 /* perf_events: branch instructions (any GP counter), topdown slots. */
@@ -2262,11 +2062,7 @@ static int cpu_set_online(int cpu, const char *val)
 	return pfm_file_write(path, val);
 }
 
-/*
- * Bring online the present CPUs that are offline and can come online
- * (not those that SMT control keeps offline): those brought online are
- * added to @onlined, and their number returned.
- */
+/* Online the present CPUs that can come online: into @onlined; how many. */
 static int online_present_cpus(cpu_set_t *onlined)
 {
 	cpu_set_t present, online;
@@ -2285,10 +2081,7 @@ static int online_present_cpus(cpu_set_t *onlined)
 	return n;
 }
 
-/*
- * The first P CPU and the first E CPU that are online and in @allowed:
- * 1 if both were found. The caller's affinity is changed.
- */
+/* The first online P and E CPUs in @allowed: 1 if both; affinity changed. */
 static int find_core_types(const cpu_set_t *allowed, int *cpu)
 {
 	struct cpu_pmu c;
@@ -2311,24 +2104,11 @@ static int find_core_types(const cpu_set_t *allowed, int *cpu)
 	return cpu[CPU_P] >= 0 && cpu[CPU_E] >= 0;
 }
 
-/* The PMDs a measurement sets and reads: PMD0 and PMD16. */
-#define MAX_REGS	2
+#define MAX_REGS	2	/* PMD0 and PMD16 */
 
-struct hyb_regs {
-	int nr;
-	unsigned int num[MAX_REGS];
-	unsigned int width[MAX_REGS];
-	__u64 init[MAX_REGS];
-	__u64 val[MAX_REGS];
-};
-
-/*
- * User-level instructions retired on PMC0/PMD0 and, when the description
- * has fixed counters, on fixed counter 0 (PMD16) with PMC16 = @fixed_ctrl.
- * The PMDs in @r, from 0.
- */
+/* User instructions on PMD0 and, if described, PMD16 (PMC16 = @fixed_ctrl). */
 static int program_insn(int fd, const struct pfm_pmu *pmu, __u64 fixed_ctrl,
-			struct hyb_regs *r)
+			struct regs *r)
 {
 	struct pfarg_pmc pmcs[2];
 	int npmc = 0;
@@ -2346,7 +2126,7 @@ static int program_insn(int fd, const struct pfm_pmu *pmu, __u64 fixed_ctrl,
 	return pfm_write_pmcs(fd, pmcs, npmc);
 }
 
-static int write_regs(int fd, const struct hyb_regs *r)
+static int write_regs(int fd, const struct regs *r)
 {
 	struct pfarg_pmd pmds[MAX_REGS];
 	int i;
@@ -2356,7 +2136,7 @@ static int write_regs(int fd, const struct hyb_regs *r)
 	return pfm_write_pmds(fd, pmds, r->nr);
 }
 
-static int read_regs(int fd, struct hyb_regs *r)
+static int read_regs(int fd, struct regs *r)
 {
 	struct pfarg_pmd pmds[MAX_REGS];
 	int i;
@@ -2371,12 +2151,10 @@ static int read_regs(int fd, struct hyb_regs *r)
 }
 
 /*
- * On a context loaded on the caller: set the PMDs of @r to their initial
- * values, start, and @runs times move to cpu[i % 2] (P first) with
- * sched_setaffinity(), note the CPU in seen[i] and run pfm_loop(n); stop
- * and read. The code is the same for every n.
+ * The caller's context: set @r's PMDs, start, @runs times move to cpu[i % 2]
+ * (P first), note the CPU in seen[i] and run pfm_loop(n); stop and read.
  */
-static int measure_hops(int fd, struct hyb_regs *r, unsigned long n, int runs,
+static int measure_hops(int fd, struct regs *r, unsigned long n, int runs,
 			const int *cpu, int *seen)
 {
 	cpu_set_t sets[2];
@@ -2478,10 +2256,7 @@ static void expect_no_reg(struct __test_metadata *_metadata, int fd,
 	expect_err(_metadata, pfm_read_pmds(fd, &pmd, 1), EINVAL, what);
 }
 
-/*
- * Every PMD of the description written with its own value and read back;
- * PMC0..n-1 and PMC16 written.
- */
+/* PMC0..n-1 and PMC16 written; each described PMD written and read back. */
 static void expect_common_regs(struct __test_metadata *_metadata, int fd,
 			       const struct pfm_pmu *pmu, const char *where)
 {
@@ -2522,10 +2297,9 @@ static void expect_common_regs(struct __test_metadata *_metadata, int fd,
 }
 
 /*
- * 1. The description is the common set: as many general-purpose counters
- * as the CPU with the fewest (CPUID 0xA on each online CPU, at most 8),
- * the fixed counters every CPU reports; the registers just above are
- * refused, those of the description work, loaded on either type.
+ * 1. The description is the common set: the GP counters of the CPU with the
+ * fewest (CPUID 0xA, at most 8), the fixed counters of every CPU; the
+ * registers above are refused, the described ones work on either type.
  */
 TEST_F(hybrid, description_is_common_set)
 {
@@ -2581,17 +2355,14 @@ TEST_F(hybrid, description_is_common_set)
 		expect_no_reg(_metadata, self->fd, i, 1);
 }
 
-/*
- * 2. A self-monitoring thread counts its loop runs exactly while it moves
- * between the P and the E CPU before each of them.
- */
+/* 2. A self-monitoring thread moving between P and E counts exactly. */
 TEST_F_TIMEOUT(hybrid, self_alternating_exact, 300)
 {
 	unsigned long ns[] = { HOP_LOOP, HOP_LOOP, HOP_LOOP, 2 * HOP_LOOP };
 	__u64 v[4][MAX_REGS];
 	int seen[NR_HOPS], wrong = 0, j;
 	unsigned int i;
-	struct hyb_regs r;
+	struct regs r;
 
 	ASSERT_EQ(0, program_insn(self->fd, &self->pmu, PFM_FIXED_USR, &r));
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
@@ -2600,8 +2371,7 @@ TEST_F_TIMEOUT(hybrid, self_alternating_exact, 300)
 					  self->cpu, seen))
 			TH_LOG("measurement %u: %s", i, strerror(errno));
 		wrong += wrong_cpus(seen, NR_HOPS, self->cpu);
-		for (j = 0; j < r.nr; j++)
-			v[i][j] = r.val[j];
+		memcpy(v[i], r.val, sizeof(v[i]));
 	}
 	EXPECT_EQ(0, wrong) TH_LOG("%d loop runs not on the CPU they were moved to",
 				   wrong);
@@ -2626,12 +2396,9 @@ struct wrap_at {
 };
 
 /*
- * 3. PMD0 and PMD16 start k events below the wrap of their counter width
- * (2^width - k), k chosen so that the hardware counter wraps in a run on
- * E, in a run on P, near the moves; the 64-bit values read are exactly
- * the start plus what the same measurement counts from 0. The last one
- * also wraps the 64-bit value. With the debug statistics, the CPU of the
- * run must have taken an overflow interrupt.
+ * 3. PMD0 and PMD16 from 2^width - k, the hardware counters wrapping in runs
+ * on E, on P, near the moves (the last at 2^64): exactly the start plus the
+ * count from 0; with the debug statistics, that CPU took an interrupt.
  */
 TEST_F_TIMEOUT(hybrid, wrap_on_each_type_exact, 300)
 {
@@ -2649,7 +2416,7 @@ TEST_F_TIMEOUT(hybrid, wrap_on_each_type_exact, 300)
 	__u64 m[MAX_REGS], start[MAX_REGS], calib[MAX_REGS];
 	long long o0, o1;
 	unsigned int i;
-	struct hyb_regs r;
+	struct regs r;
 
 	ASSERT_EQ(0, program_insn(self->fd, &self->pmu, PFM_FIXED_USR, &r));
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
@@ -2732,13 +2499,12 @@ static unsigned long long long_loop(void)
 }
 
 /*
- * A child stopped under ptrace runs pfm_loop(n) from its stop to its exit,
- * counted by a new context, while this thread moves it between cpu[0] and
- * cpu[1] every FLIP_US: the PMDs at its exit and the number of moves in
- * @r and @flips; 0, or -1 with *what set.
+ * A stopped child runs pfm_loop(n), counted to its exit, moved between cpu[0]
+ * and cpu[1] every FLIP_US: its PMDs in @r, the moves in @flips; 0, or -1
+ * with *what set.
  */
 static int child_moved(const struct pfm_pmu *pmu, unsigned long n,
-		       const int *cpu, struct hyb_regs *r, int *flips,
+		       const int *cpu, struct regs *r, int *flips,
 		       const char **what)
 {
 	int fd, status, ret = -1;
@@ -2779,11 +2545,7 @@ out:
 	return ret;
 }
 
-/*
- * 4. Another thread's context: this thread moves a monitored child between
- * the P and the E CPU many times while it runs one long loop, wherever the
- * loop is at; the child's count is exact.
- */
+/* 4. A monitored child moved between P and E throughout its loop: exact. */
 TEST_F_TIMEOUT(hybrid, moved_child_exact, 600)
 {
 	unsigned long long n = long_loop();
@@ -2792,14 +2554,13 @@ TEST_F_TIMEOUT(hybrid, moved_child_exact, 600)
 	int flips[3], j;
 	const char *what;
 	unsigned int i;
-	struct hyb_regs r;
+	struct regs r;
 
 	for (i = 0; i < ARRAY_SIZE(ns); i++) {
 		ASSERT_EQ(0, child_moved(&self->pmu, ns[i], self->cpu, &r,
 					 &flips[i], &what))
 			TH_LOG("child %u: %s: %s", i, what, strerror(errno));
-		for (j = 0; j < r.nr; j++)
-			v[i][j] = r.val[j];
+		memcpy(v[i], r.val, sizeof(v[i]));
 		ksft_print_msg("child of %lu iterations moved %d times\n",
 			       ns[i], flips[i]);
 		EXPECT_LE(MIN_FLIPS, flips[i]);
@@ -2813,17 +2574,6 @@ TEST_F_TIMEOUT(hybrid, moved_child_exact, 600)
 	}
 }
 
-static int perf_pmu_type(const char *name, __u32 *type)
-{
-	char path[128], buf[32];
-
-	snprintf(path, sizeof(path), PFM_PERF_DEVICES "/%s/type", name);
-	if (pfm_file_read(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	*type = strtoul(buf, NULL, 10);
-	return 0;
-}
-
 /* What perf left on the P CPU, read with RDPMC while it counted. */
 struct leftovers {
 	const char *why;	/* why they could not be set, or NULL */
@@ -2834,12 +2584,11 @@ struct leftovers {
 };
 
 /*
- * perf counts branch instructions on every general-purpose counter of the
- * P CPU @cpu, where the caller runs, and topdown slots on its fixed
- * counter 3 if it can; RDPMC, which the mmap of an event allows, reads
- * the counters while they count. The mapping goes first, then the events:
- * the counters keep their values (perf clears leftovers only for a
- * process allowed to RDPMC). 0, or -1 with l->why.
+ * perf counts branches on every GP counter of the P CPU @cpu, where the caller
+ * runs, and topdown slots on fixed counter 3 if it can; RDPMC (an event's mmap
+ * allows it) reads them. The mapping goes first: the counters keep their
+ * values (perf clears leftovers only for a process allowed to RDPMC).
+ * 0, or -1 with l->why.
  */
 static int perf_leave_values(int cpu, struct leftovers *l)
 {
@@ -2847,30 +2596,29 @@ static int perf_leave_values(int cpu, struct leftovers *l)
 	long psize = sysconf(_SC_PAGESIZE);
 	struct perf_event_attr attr;
 	void *page = MAP_FAILED;
+	char buf[32];
 	__u32 type;
 
 	memset(l, 0, sizeof(*l));
 	l->why = "no cpu_core PMU in " PFM_PERF_DEVICES;
-	if (perf_pmu_type("cpu_core", &type))
+	if (pfm_file_read(PFM_PERF_DEVICES "/cpu_core/type", buf,
+			  sizeof(buf)) <= 0)
 		return -1;
+	type = strtoul(buf, NULL, 10);
 	l->why = "perf_event_open of branch instructions on cpu_core";
-	for (i = 0; i < NR_PERF_GP; i++) {
-		pfm_perf_attr(&attr, type, RAW_BRANCHES);
+	/* NR_PERF_GP branch events, then slots (fixed 3), which may fail */
+	for (i = 0; i <= NR_PERF_GP; i++) {
+		pfm_perf_attr(&attr, type, i < NR_PERF_GP ? RAW_BRANCHES : RAW_SLOTS);
 		attr.exclude_kernel = 1;
 		attr.exclude_hv = 1;
 		fds[nr] = pfm_perf_open(&attr, 0, cpu, -1);
-		if (fds[nr] < 0) {
+		if (fds[nr] >= 0) {
+			nr++;
+		} else if (i < NR_PERF_GP) {
 			l->err = errno;
 			goto out;
 		}
-		nr++;
 	}
-	pfm_perf_attr(&attr, type, RAW_SLOTS);
-	attr.exclude_kernel = 1;
-	attr.exclude_hv = 1;
-	fds[nr] = pfm_perf_open(&attr, 0, cpu, -1);
-	if (fds[nr] >= 0)
-		nr++;
 	l->why = "mmap of a perf event, for RDPMC";
 	page = mmap(NULL, psize, PROT_READ, MAP_SHARED, fds[0], 0);
 	if (page == MAP_FAILED) {
@@ -2920,17 +2668,16 @@ static void expect_p_only_zero(struct __test_metadata *_metadata,
 }
 
 /*
- * 5. RDPMC on a P-core: the counters only the P-core has read 0 while a
- * self-monitoring context is loaded, although perf used them just before;
- * the context's own counters read the low bits of its 64-bit values on
- * both types (the same few instructions after the RDPMC on both).
+ * 5. RDPMC on P: the counters only P has read 0 under a self-monitoring
+ * context although perf just used them; the context's own read the low bits
+ * of its 64-bit values on both types.
  */
 TEST_F_TIMEOUT(hybrid, rdpmc_p_only_counters_zero, 300)
 {
 	__u64 d[2][MAX_REGS], raw, val, mask;
 	struct leftovers l;
 	char knob[16];
-	struct hyb_regs r;
+	struct regs r;
 	unsigned int idx;
 	int t, j;
 
@@ -2996,11 +2743,9 @@ TEST_F_TIMEOUT(hybrid, rdpmc_p_only_counters_zero, 300)
 }
 
 /*
- * 6. PMC16 (IA32_FIXED_CTR_CTRL) written with OS, USR and PMI of fixed
- * counter 3, which only the P-core has: the write succeeds, those bits
- * take their default (not counting), fixed counter 3 stays at 0 on P, and
- * fixed counter 0 counts exactly on both types, the value written on each
- * at a switch and live.
+ * 6. PMC16 written with OS, USR and PMI of fixed counter 3, which only P has:
+ * accepted, those bits take their default, fixed counter 3 stays 0 on P,
+ * fixed counter 0 counts exactly on both types, written at a switch and live.
  */
 TEST_F_TIMEOUT(hybrid, fixed3_bits_take_default, 300)
 {
@@ -3011,7 +2756,7 @@ TEST_F_TIMEOUT(hybrid, fixed3_bits_take_default, 300)
 	int seen[NR_WRAP_RUNS], wrong = 0, t, j;
 	struct pfarg_pmc pmc;
 	unsigned int i;
-	struct hyb_regs r;
+	struct regs r;
 
 	if (!self->pmu.nr_fixed)
 		SKIP(return, "no fixed counters in the description");
@@ -3041,8 +2786,7 @@ TEST_F_TIMEOUT(hybrid, fixed3_bits_take_default, 300)
 		ASSERT_EQ(0, measure_hops(self->fd, &r, ns[i], NR_WRAP_RUNS,
 					  self->cpu, seen));
 		wrong += wrong_cpus(seen, NR_WRAP_RUNS, self->cpu);
-		for (j = 0; j < r.nr; j++)
-			v[i][j] = r.val[j];
+		memcpy(v[i], r.val, sizeof(v[i]));
 		/* written live on each type, counting on P */
 		for (t = CPU_E; t >= CPU_P; t--) {
 			ASSERT_EQ(0, pfm_pin(0, self->cpu[t]));

@@ -1,35 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * perfmon inheritance. A context created with PFM_FL_INHERIT follows every
- * task that the monitored thread, or a task already following it, creates
- * after the load: threads and processes, grandchildren included.
- * PFM_FL_INHERIT_THREAD limits that to CLONE_THREAD. pfm_read_pmds() of the
- * original context returns the total of the family; PFM_REGFL_SELF in
- * reg_flags returns the monitored thread alone.
+ * perfmon inheritance. A PFM_FL_INHERIT context follows every task that
+ * the monitored thread, or a follower, creates after the load;
+ * PFM_FL_INHERIT_THREAD limits that to CLONE_THREAD. pfm_read_pmds() gives
+ * the family total, with PFM_REGFL_SELF the monitored thread alone.
  *
- * How the counts are exact. A family is a fixed tree of tasks, each running
- * pfm_loop(w * u) for its weight w. Every measurement runs the same family
- * twice, with loop units u and 2u: the difference is exactly
- * PFM_LOOP_INSN * u times the weights of the counted tasks, because
- * creating, waiting for and reaping the tasks costs the same in both runs,
- * as the calls around the loop do in count_test.c. Changing the number of
- * tasks instead (total(2N) - total(N)) would leave N times the unknown
- * cost of a task in the difference.
- *
- * That needs code whose user-level instruction count does not depend on
- * timing. pthread_join() does not qualify (it loops on a futex as often as
- * it takes), nor does pthread_create() (the stack cache lock may be
- * contended, and a thread creating threads is both). So the families are
- * made with raw clone() calls, threads (CLONE_THREAD and the rest) and
- * processes (SIGCHLD only, as fork() does), and each task is waited for with
- * exactly one system call: FUTEX_WAIT on its CLONE_CHILD_CLEARTID word, whose
- * result (0 or EAGAIN) costs the same instructions, or wait4(). Where glibc
- * threads and fork() are used (pthreads_exact and the tests that are not
- * about exact counts), the monitored thread's own count, read with
- * PFM_REGFL_SELF, is subtracted instead.
- *
- * Only user-level events are counted: instructions and branch instructions
- * retired at the user level, the set-up of pfm_program().
+ * Exact counts: a family is a fixed tree of tasks, each running
+ * pfm_loop(w * u), run with units u and 2u: the difference is exactly
+ * PFM_LOOP_INSN * u times the counted weights, since creating and reaping
+ * the tasks costs the same in both runs. That needs code whose user-level
+ * count does not depend on timing, which pthread_create() and
+ * pthread_join() are not: the families use raw clone() and wait for each
+ * task with exactly one system call (FUTEX_WAIT on its
+ * CLONE_CHILD_CLEARTID word, or wait4()). Where glibc threads and fork()
+ * are used, the followers' part (total - PFM_REGFL_SELF) is checked.
+ * Only user-level instructions and branches are counted.
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -53,14 +38,9 @@
 #define NODE_STACK	(64 * 1024)
 
 /*
- * Raw system calls and clone(), so that the code the families run has no
- * branch that depends on timing or on a result.
- *
- * pfm_raw_syscall(nr, a1..a5): the result or -errno.
- * pfm_raw_clone(flags, stack_top, tid, fn, arg): clone(flags, stack_top,
- * tid, tid, 0); the child runs fn(arg) on that stack and exits with its
- * return value (SYS_exit: that thread only). The parent gets the new id or
- * -errno.
+ * Raw system calls (the result or -errno) and clone(flags, stack_top, tid,
+ * tid, 0), whose child runs fn(arg) on that stack and exits the thread:
+ * no branch that depends on timing or on a result.
  */
 #if defined(__x86_64__)
 static long pfm_raw_syscall(long nr, long a1, long a2, long a3, long a4,
@@ -103,11 +83,7 @@ long pfm_raw_clone(unsigned long flags, char *stack_top, int *tid,
 		     "1:	ret\n");
 }
 #else
-/*
- * i386: int $0x80. glibc's syscall() would take its errno path for the
- * EAGAIN of a futex wait whose thread was already gone, and not for a
- * wait that sleeps: a count that depends on timing.
- */
+/* int $0x80: glibc's syscall() takes its errno path for a futex EAGAIN */
 static long pfm_raw_syscall(long nr, long a1, long a2, long a3, long a4,
 			    long a5)
 {
@@ -122,7 +98,6 @@ static long pfm_raw_syscall(long nr, long a1, long a2, long a3, long a4,
 }
 
 /* glibc's clone(), which branches only when the call fails. */
-
 static long pfm_raw_clone(unsigned long flags, char *stack_top, int *tid,
 			  int (*fn)(void *), void *arg)
 {
@@ -148,13 +123,9 @@ static long raw_wait4(int pid, int *status)
 }
 
 /*
- * Wait for the thread created with *tid as its clone tid word: one
- * FUTEX_WAIT, which returns once the exit clears the word (after the
- * follower's values were folded) or at once if it was already clear.
- * An exiting thread clears its word before it wakes the waiters: a thread
- * that used the same word before can wake this wait while the new one
- * still runs. That is rare, and then costs more waits, and counts.
- * 0 if the thread is gone.
+ * Wait for the thread of clone tid word *tid: one FUTEX_WAIT, which
+ * returns once its exit (after the fold) clears the word. A late wake from
+ * an earlier user of the word costs more waits (rare). 0 once it is gone.
  */
 static int wait_thread(int *tid, int pid)
 {
@@ -164,15 +135,14 @@ static int wait_thread(int *tid, int pid)
 	return __atomic_load_n(tid, __ATOMIC_ACQUIRE) != 0;
 }
 
-/* Stacks: slot i is [fam_stacks + i * NODE_STACK, slot_top(i)). */
-static char *fam_stacks;
+static char *fam_stacks;	/* slot i ends at slot_top(i) */
 
 static char *slot_top(int i)
 {
 	return fam_stacks + (size_t)(i + 1) * NODE_STACK;
 }
 
-/* A family of tasks, node 0 being the monitored thread itself. */
+/* A family of tasks, node 0 being the monitored thread. */
 enum node_kind {
 	NODE_ROOT,
 	NODE_THREAD,		/* clone(CLONE_THREAD ...) */
@@ -207,46 +177,35 @@ struct family {
 
 static struct family *fam;
 
+static void family_free(void)
+{
+	if (fam_stacks && fam_stacks != MAP_FAILED)
+		munmap(fam_stacks, (size_t)MAX_NODES * NODE_STACK);
+	if (fam && fam != MAP_FAILED)
+		munmap(fam, sizeof(*fam));
+	fam_stacks = NULL;
+	fam = NULL;
+}
+
+/* The family of the monitored thread alone, with its stacks. */
 static int family_alloc(void)
 {
-	struct node *root;
-
 	fam = mmap(NULL, sizeof(*fam), PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (fam == MAP_FAILED) {
-		fam = NULL;
-		return -1;
-	}
 	fam_stacks = mmap(NULL, (size_t)MAX_NODES * NODE_STACK,
 			  PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (fam_stacks == MAP_FAILED) {
-		munmap(fam, sizeof(*fam));
-		fam = NULL;
-		fam_stacks = NULL;
+	if (fam == MAP_FAILED || fam_stacks == MAP_FAILED) {
+		family_free();
 		return -1;
 	}
 	/* no page fault on a stack in the first measured run */
 	memset(fam_stacks, 0, (size_t)MAX_NODES * NODE_STACK);
 	fam->nr = 1;
-	root = &fam->nodes[0];
-	root->kind = NODE_ROOT;
-	root->parent = -1;
-	root->first_child = -1;
-	root->next_sibling = -1;
-	root->weight = 1;
+	fam->nodes[0] = (struct node){ .kind = NODE_ROOT, .parent = -1,
+		.first_child = -1, .next_sibling = -1, .weight = 1 };
 	snprintf(fam->exe, sizeof(fam->exe), "/proc/self/exe");
 	return 0;
-}
-
-static void family_free(void)
-{
-	if (fam_stacks)
-		munmap(fam_stacks, (size_t)MAX_NODES * NODE_STACK);
-	if (fam)
-		munmap(fam, sizeof(*fam));
-	fam_stacks = NULL;
-	fam = NULL;
 }
 
 static const char child_arg0[] = "pfm_inherit_child";
@@ -402,10 +361,7 @@ static int reap(struct node *nd)
 	       (nd->status != 0);
 }
 
-/*
- * What every task of a family runs: create its children, run its loop,
- * wait for its children. The number of errors, 0 when all went well.
- */
+/* Each task: create its children, run its loop, reap them; the errors. */
 static int run_node(struct node *nd)
 {
 	struct node *nodes = fam->nodes;
@@ -425,11 +381,7 @@ static void __attribute__((constructor)) exec_child(void)
 	pfm_exec_child_main();
 }
 
-/*
- * Exec of this binary as a traced command that runs the mixed family of
- * FAMILY_EXEC_N tasks with the loop unit given in the environment, then
- * exits: 0 if all went well.
- */
+/* Exec of this binary that runs the mixed family of FAMILY_EXEC_N tasks */
 #define FAMILY_ENV	"PFM_SELFTEST_FAMILY"
 #define FAMILY_EXEC_N	8
 
@@ -452,11 +404,7 @@ struct counts {
 	__u64 self_insn, self_branch;
 };
 
-/*
- * With @with_self, the totals and the monitored thread's own values come
- * from one call, of one instant: two calls would put the caller's own
- * instructions between them in one and not in the other.
- */
+/* @with_self: the total and the thread's own count in one call, one instant */
 static int read_counts(int fd, int with_self, struct counts *c)
 {
 	struct pfarg_pmd pmds[4] = {};
@@ -484,11 +432,7 @@ static void counts_sub(struct counts *d, const struct counts *b,
 	d->self_branch = b->self_branch - a->self_branch;
 }
 
-/*
- * One run of the family with loop unit @unit on the context @fd, loaded on
- * the caller: start, run, stop; what the run added into *d, the family's
- * errors into *err.
- */
+/* One run of the family with @unit: *d what @fd counted, *err its errors */
 static int family_round(int fd, int with_self, unsigned long unit,
 			struct counts *d, int *err)
 {
@@ -504,17 +448,11 @@ static int family_round(int fd, int with_self, unsigned long unit,
 	return 0;
 }
 
-/*
- * The runs of the family use these units: a first run that takes the page
- * faults and resolves the symbols, two equal ones, one twice as long.
- */
+/* A first run that takes the page faults, two equal ones, one twice as long */
 static const unsigned long round_units[] = { UNIT, UNIT, UNIT, 2 * UNIT };
 #define NR_ROUNDS	ARRAY_SIZE(round_units)
 
-/*
- * What a run of unit 2u counted more than one of unit u (@insn and
- * @branch) is exactly @weight loops of UNIT iterations.
- */
+/* 2u - u (@insn, @branch) is exactly @weight loops of UNIT iterations. */
 static void expect_loops(struct __test_metadata *_metadata,
 			 unsigned long weight, __u64 insn, __u64 branch,
 			 const char *what)
@@ -526,9 +464,8 @@ static void expect_loops(struct __test_metadata *_metadata,
 }
 
 /*
- * c[] from runs with round_units: the two runs of u agree, and 2u - u is
- * the counted weight, exactly; the monitored thread's own count (if read)
- * grows by its own weight only.
+ * c[] of runs of round_units: the two of u agree, 2u - u is @weight; the
+ * monitored thread's own count (@with_self) grows by its own weight only.
  */
 static void check_rounds(struct __test_metadata *_metadata,
 			 const struct counts *c, unsigned long weight,
@@ -604,10 +541,7 @@ static int ctx_close(int *fd)
 	return ret;
 }
 
-/*
- * task_sessions_count once it equals @want, or what it is after @ms
- * milliseconds: a task that exited may need a moment to be released.
- */
+/* task_sessions_count once it is @want, or after @ms ms: exits take time. */
 static long wait_sessions_ms(long want, int ms)
 {
 	long val = pfm_sessions();
@@ -620,10 +554,7 @@ static long wait_sessions_ms(long want, int ms)
 	return val;
 }
 
-static long wait_sessions(long want)
-{
-	return wait_sessions_ms(want, 2000);
-}
+#define wait_sessions(want)	wait_sessions_ms((want), 2000)
 
 /* task_sessions_count at the start of a test: it must be readable. */
 static long sessions_base(struct __test_metadata *_metadata)
@@ -651,10 +582,9 @@ static int inherit_usable(struct __test_metadata *_metadata,
 }
 
 /*
- * Test 1 (and 7): mixed families of 1, 2, 8 and 64 tasks, for contexts
- * with PFM_FL_INHERIT, with PFM_FL_INHERIT | PFM_FL_INHERIT_THREAD (the
- * processes and everything below them are not counted) and without
- * either (only the monitored thread is counted).
+ * Mixed families of 1 to 64 tasks: PFM_FL_INHERIT counts all, with
+ * PFM_FL_INHERIT_THREAD not the processes and below, neither flag the
+ * monitored thread alone.
  */
 FIXTURE(family) {
 	struct pfm_pmu pmu;
@@ -739,10 +669,7 @@ static __u64 followers_branch(const struct counts *c)
 	return c->branch - c->self_branch;
 }
 
-/*
- * Slab usage from /proc/slabinfo: the kmalloc caches, and any cache whose
- * name says perfmon, in bytes of active objects.
- */
+/* Bytes of active objects of the kmalloc and perfmon slab caches. */
 #define SLAB_MAX	256
 
 struct slab_snap {
@@ -758,37 +685,24 @@ static int slab_counted(const char *name)
 }
 
 /*
- * Make the cache @name give back the objects it holds but does not use:
- * a KASAN kernel keeps freed objects in a quarantine for a while, which
- * would look like growth. Best effort (SLUB's sysfs, root).
+ * Each counted cache first gives back the objects it holds unused (SLUB's
+ * shrink, best effort): a KASAN quarantine would look like growth.
  */
-static void slab_shrink(const char *name)
-{
-	char path[128];
-	int fd;
-
-	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/shrink", name);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return;
-	if (write(fd, "1", 1) != 1)
-		ksft_print_msg("cannot shrink slab %s\n", name);
-	close(fd);
-}
-
 static int slab_read(struct slab_snap *s)
 {
 	long long active, total, size;
-	char line[512], name[64];
-	FILE *f;
+	char line[512], name[64], path[128];
+	FILE *f = fopen("/proc/slabinfo", "r");
 
 	s->nr = 0;
-	f = fopen("/proc/slabinfo", "r");
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63s", name) == 1 && slab_counted(name))
-			slab_shrink(name);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63s", name) != 1 || !slab_counted(name))
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/slab/%s/shrink", name);
+		pfm_file_write(path, "1");
+	}
 	rewind(f);
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%63s %lld %lld %lld", name, &active, &total,
@@ -802,10 +716,7 @@ static int slab_read(struct slab_snap *s)
 	return s->nr ? 0 : -1;
 }
 
-/*
- * The largest growth of one cache from a to b (bytes), its name in *which;
- * every cache that grew by more than @log bytes is logged.
- */
+/* The largest growth of a cache from a to b, logged if above @log. */
 static long long slab_growth(const struct slab_snap *a,
 			     const struct slab_snap *b, long long log,
 			     const char **which)
@@ -830,39 +741,40 @@ static long long slab_growth(const struct slab_snap *a,
 	return max;
 }
 
-/* The snapshot taken before a test's workload. */
 static struct slab_snap slab_before;
 
 /*
- * Is any counted cache more than @bound bytes above snapshot @before?
- * Polls for up to 5 s so that RCU-delayed frees are done. 0: no growth.
+ * No cache grew by more than @bound bytes since slab_before, read if
+ * @unread is 0 (polled 5 s for RCU-delayed frees).
  */
-static int slab_check(struct __test_metadata *_metadata,
-		      const struct slab_snap *before, long long bound)
+static void slab_check(struct __test_metadata *_metadata, int unread,
+		       long long bound)
 {
-	static struct slab_snap snap;
-	struct slab_snap *after = &snap;
+	static struct slab_snap after;
 	long long growth = 0;
 	const char *which = "";
 	int i;
 
+	if (unread) {
+		ksft_print_msg("no /proc/slabinfo: slab growth not checked\n");
+		return;
+	}
 	for (i = 0; i < 10; i++) {
-		if (slab_read(after))
+		if (slab_read(&after))
 			break;
-		growth = slab_growth(before, after, LLONG_MAX, &which);
+		growth = slab_growth(&slab_before, &after, LLONG_MAX, &which);
 		if (growth <= bound)
 			break;
 		usleep(500000);
 	}
 	if (growth > bound)
-		slab_growth(before, after, bound / 4, &which);
+		slab_growth(&slab_before, &after, bound / 4, &which);
 	ksft_print_msg("largest slab growth: %lld bytes (%s), bound %lld\n",
 		       growth, which, bound);
 	EXPECT_GE(bound, growth);
-	return growth > bound;
 }
 
-/* A debugfs knob set for a test, and its value to restore. */
+/* A knob set for a test, and its value to restore. */
 struct knob {
 	char path[96];
 	char old[32];
@@ -884,9 +796,6 @@ FIXTURE_SETUP(inherit)
 {
 	self->fd = -1;
 	self->child = -1;
-	self->mem = NULL;
-	self->path[0] = '\0';
-	memset(self->knobs, 0, sizeof(self->knobs));
 	signal(SIGCHLD, SIG_DFL);
 	if (inherit_usable(_metadata, &self->pmu))
 		return;
@@ -914,9 +823,8 @@ FIXTURE_TEARDOWN(inherit)
 }
 
 /*
- * Test 1 with glibc: pthreads and a fork(), joined and waited for by the
- * monitored thread. Its own count varies (pthread_join() loops), so the
- * followers' part (total - PFM_REGFL_SELF) is checked: exact.
+ * glibc: pthreads and a fork(). The monitored thread's own count varies
+ * (pthread_join() loops): the followers' part is exact.
  */
 #define NR_PTHREADS	8
 #define PT_FORK_WEIGHT	3
@@ -982,10 +890,7 @@ TEST_F_TIMEOUT(inherit, pthreads_exact, 300)
 	}
 }
 
-/*
- * Test 2: 64 threads, half of them on each CPU, all asleep on one futex,
- * released together: they exit at the same moment on both CPUs.
- */
+/* 64 threads, half on each CPU, released at once by one futex to exit. */
 #define NR_BARRIER	64
 
 struct barrier {
@@ -1072,7 +977,6 @@ TEST_F_TIMEOUT(inherit, barrier_exit_two_cpus, 600)
 	if (pfm_two_cpus(&cpus[0], &cpus[1]))
 		SKIP(return, "needs two CPUs");
 	bar = self->mem;
-	memset(bar, 0, sizeof(*bar));
 	for (i = 0; i < 2; i++) {
 		CPU_ZERO(&bar->cpus[i]);
 		CPU_SET(cpus[i], &bar->cpus[i]);
@@ -1105,9 +1009,8 @@ TEST_F_TIMEOUT(inherit, barrier_exit_two_cpus, 600)
 }
 
 /*
- * Test 3: reads while followers spin (three pthreads and a process) never
- * go back; after a stop two reads a while apart are equal although the
- * followers still run; a new start counts again.
+ * Reads while followers (three pthreads and a process) spin never go
+ * back; stopped, reads stay equal while they run; a start counts again.
  */
 #define NR_SPIN		3
 
@@ -1161,7 +1064,6 @@ TEST_F_TIMEOUT(inherit, reads_monotonic_stop_stable, 300)
 	long p0, p1;
 
 	spin_shm = self->mem;
-	memset(spin_shm, 0, sizeof(*spin_shm));
 	start_self(_metadata, &self->pmu, &self->fd, PFM_FL_INHERIT);
 	for (i = 0; i < NR_SPIN; i++)
 		ASSERT_EQ(0, pthread_create(&t[i], NULL, spin_thread,
@@ -1221,10 +1123,7 @@ TEST_F_TIMEOUT(inherit, reads_monotonic_stop_stable, 300)
 	EXPECT_TRUE(counts_eq(&d, &e));
 }
 
-/*
- * Followers blocked on a pipe: pthreads, and a fork()ed process; once a
- * byte comes, each creates a thread that runs a loop, joins it and ends.
- */
+/* A follower blocked on a pipe; then, with @arg, it runs a loop thread. */
 static int gate_fd = -1;
 
 static void *pipe_follower(void *arg)
@@ -1260,10 +1159,8 @@ static int wait_exit0(pid_t pid)
 }
 
 /*
- * Test 4: close() of the original while followers live: nothing fails,
- * the followers run on (and create threads), task_sessions_count is back
- * to its baseline once they have exited, and the monitored thread can load
- * a new context.
+ * close() while followers live: they run on and create threads, the
+ * sessions come back to the baseline, and a new context loads.
  */
 #define NR_CLOSE_THREADS	3
 
@@ -1307,14 +1204,10 @@ TEST_F_TIMEOUT(inherit, close_with_live_followers, 300)
 }
 
 /*
- * Test 5: many monitored create/exit cycles, one thread at a time, each
- * running the same loop. Each follower adds the same count, so the
- * followers' part of a run is a multiple of the number of threads, and
- * two runs differing in the loop only differ by exactly that many loops.
- * Every thread alone costs the same: the cost of a thread comes out.
- *
- * PFM_INHERIT_CYCLES overrides the number of cycles (1000, split in two
- * runs of 500; make soak runs 10,000). The time it took is logged.
+ * Create/exit cycles, one thread at a time, each running the same loop:
+ * the followers' part is a multiple of the number of threads, and runs
+ * with two loop lengths differ by exactly that many loops.
+ * PFM_INHERIT_CYCLES: the number of cycles (1000; make soak runs 10,000).
  */
 #define CYCLES_ENV	"PFM_INHERIT_CYCLES"
 #define CYCLES		1000
@@ -1326,12 +1219,7 @@ static int cycle_main(void *arg)
 	return 0;
 }
 
-/* Create a thread running fn(arg) on the stack @top, wait for its end. */
-/*
- * Tid words for threads created one after the other: each word is used
- * again only thousands of threads later, so that the late wake of an
- * exited thread cannot reach the wait for its successor (wait_thread()).
- */
+/* Tid words reused only 4096 threads later: no late wake (wait_thread()) */
 static int tid_ring[4096];
 static unsigned int tid_next;
 
@@ -1343,6 +1231,7 @@ static int *new_tid_word(void)
 	return w;
 }
 
+/* Create a thread running fn(arg) on the stack @top, wait for its end. */
 static int run_thread(char *top, int (*fn)(void *), void *arg)
 {
 	int *tid = new_tid_word();
@@ -1384,7 +1273,6 @@ static long env_long(const char *name, long dfl)
 TEST_F_TIMEOUT(inherit, create_exit_cycles, 900)
 {
 	long nr = env_long(CYCLES_ENV, CYCLES) / 2;
-	struct slab_snap *before = &slab_before;
 	struct counts w, ca, cb;
 	struct timespec t0, t1;
 	long base = sessions_base(_metadata);
@@ -1396,7 +1284,7 @@ TEST_F_TIMEOUT(inherit, create_exit_cycles, 900)
 	load_self(_metadata, &self->pmu, &self->fd, PFM_FL_INHERIT);
 	/* warm up, then take the snapshots */
 	ASSERT_EQ(0, cycles_round(self->fd, 100, CYCLE_LOOP, &w));
-	slabs = slab_read(before);
+	slabs = slab_read(&slab_before);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ASSERT_EQ(0, cycles_round(self->fd, nr, CYCLE_LOOP, &ca));
 	ASSERT_EQ(0, cycles_round(self->fd, nr, 2 * CYCLE_LOOP, &cb));
@@ -1425,26 +1313,17 @@ TEST_F_TIMEOUT(inherit, create_exit_cycles, 900)
 	ctx_close(&self->fd);
 	EXPECT_EQ(base, wait_sessions(base));
 	/* a leak of one object of 32 bytes or more per cycle shows */
-	if (!slabs)
-		slab_check(_metadata, before, 256 * 1024);
-	else
-		ksft_print_msg("no /proc/slabinfo: slab growth not checked\n");
+	slab_check(_metadata, slabs, 256 * 1024);
 }
 
 /*
- * Test 6: fault injection at clone. With fail-nth = 1, 2, ... the n-th
- * fault-injectable call of the clone fails, until a clone goes through
- * without a fault. Done without a context first (what clone returns by
- * itself), then under a started PFM_FL_INHERIT context: every failure is
- * ENOMEM or EAGAIN (EAGAIN only if clone gives it without a context too,
- * so perfmon's own failure is ENOMEM), task_sessions_count is back after
- * each attempt, every clone that succeeded gave a follower that counted
- * exactly, and nothing leaked. PFM_INHERIT_SWEEPS sets the number of
- * sweeps under a context (1; make soak runs 10).
- *
- * Needs CONFIG_FAULT_INJECTION, CONFIG_FAILSLAB and debugfs; failslab's
- * ignore-gfp-wait is set to N for the test (else GFP_KERNEL allocations
- * are never failed) and verbose to 0.
+ * Fault injection (fail-nth = 1, 2, ...) at a thread and a process clone
+ * until one goes through unfaulted, without a context, then under a
+ * started PFM_FL_INHERIT one: every failure is ENOMEM (or EAGAIN where
+ * plain clone gives it too), the sessions are right after each attempt,
+ * each created follower counts exactly, nothing leaks.
+ * PFM_INHERIT_SWEEPS: thread sweeps under the context (1; soak: 10).
+ * Needs CONFIG_FAILSLAB; its ignore-gfp-wait is set to N, verbose to 0.
  */
 #define FAILSLAB	"/sys/kernel/debug/failslab"
 #define FAIL_PAGE	"/sys/kernel/debug/fail_page_alloc"
@@ -1462,18 +1341,6 @@ struct sweep {
 	int bad_sessions;	/* attempts after which sessions were wrong */
 	int child_err;		/* children that did not end well */
 };
-
-static int open_fail_nth(void)
-{
-	char path[64];
-	int fd = open("/proc/thread-self/fail-nth", O_RDWR);
-
-	if (fd >= 0)
-		return fd;
-	snprintf(path, sizeof(path), "/proc/self/task/%d/fail-nth",
-		 pfm_gettid());
-	return open(path, O_RDWR);
-}
 
 /* Wait until thread tid of ours is gone from /proc. */
 static void wait_task_gone(pid_t tid)
@@ -1498,11 +1365,7 @@ static int reap_clone(int proc, int *tid, long pid)
 	return bad;
 }
 
-/*
- * One sweep over clone (a thread, or with @proc a process) running
- * cycle_main(SWEEP_LOOP), added into *s; sessions must be @want after
- * every attempt.
- */
+/* A sweep over a clone (@proc: a process) into *s; sessions @want after each. */
 static int sweep_clone(int nf, int proc, long want, struct sweep *s)
 {
 	unsigned long flags = proc ? PROC_FLAGS : THREAD_FLAGS;
@@ -1538,18 +1401,6 @@ static int sweep_clone(int nf, int proc, long want, struct sweep *s)
 	return -1;
 }
 
-static const char *errno_name(int e)
-{
-	static char buf[16];
-
-	if (e == ENOMEM)
-		return "ENOMEM";
-	if (e == EAGAIN)
-		return "EAGAIN";
-	snprintf(buf, sizeof(buf), "errno %d", e);
-	return buf;
-}
-
 static void sweep_log(const char *what, const struct sweep *s)
 {
 	char buf[256];
@@ -1559,7 +1410,7 @@ static void sweep_log(const char *what, const struct sweep *s)
 	for (i = 0; i < MAX_ERRNO && n < (int)sizeof(buf) - 32; i++)
 		if (s->hist[i])
 			n += snprintf(buf + n, sizeof(buf) - n, " %s: %d",
-				      errno_name(i), s->hist[i]);
+				      strerror(i), s->hist[i]);
 	ksft_print_msg("%s: %d attempts, %d clones failed (%s ), %d created\n",
 		       what, s->attempts, s->failed, buf, s->created);
 }
@@ -1604,20 +1455,17 @@ static int calibrate(int fd, int proc, int nr, __u64 *insn, __u64 *branch)
 TEST_F_TIMEOUT(inherit, clone_fault_injection, 900)
 {
 	struct sweep plain[2] = {}, sum[2] = {};
-	struct slab_snap *before = &slab_before;
-	__u64 fi[2], fb[2], exp_insn, exp_branch;
+	__u64 fi[2], fb[2];
 	int sweeps = env_long(SWEEPS_ENV, SWEEPS);
 	struct counts a, b, d;
 	int nf, k, e, proc, slabs;
 	long base = sessions_base(_metadata);
 
-	nf = open_fail_nth();
+	if (geteuid())
+		SKIP(return, "needs root for failslab");
+	nf = open("/proc/thread-self/fail-nth", O_RDWR);
 	if (nf < 0)
 		SKIP(return, "no fail-nth (CONFIG_FAULT_INJECTION)");
-	if (geteuid()) {
-		close(nf);
-		SKIP(return, "needs root for failslab");
-	}
 	if (access(FAILSLAB, F_OK))
 		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
 	if (access(FAILSLAB, F_OK)) {
@@ -1637,7 +1485,7 @@ TEST_F_TIMEOUT(inherit, clone_fault_injection, 900)
 			  "thread, no context", &plain[proc]);
 	}
 
-	slabs = slab_read(before);
+	slabs = slab_read(&slab_before);
 	start_self(_metadata, &self->pmu, &self->fd, PFM_FL_INHERIT);
 	for (proc = 0; proc < 2; proc++)
 		ASSERT_EQ(0, calibrate(self->fd, proc, 4, &fi[proc],
@@ -1671,42 +1519,31 @@ TEST_F_TIMEOUT(inherit, clone_fault_injection, 900)
 		}
 	}
 	/* each clone that succeeded is a follower counted exactly */
-	exp_insn = sum[0].created * fi[0] + sum[1].created * fi[1];
-	exp_branch = sum[0].created * fb[0] + sum[1].created * fb[1];
-	EXPECT_COUNT(exp_insn, followers_insn(&d),
+	EXPECT_COUNT(sum[0].created * fi[0] + sum[1].created * fi[1],
+		     followers_insn(&d),
 		     "%d thread and %d process followers, instructions",
 		     sum[0].created, sum[1].created);
-	EXPECT_COUNT(exp_branch, followers_branch(&d),
+	EXPECT_COUNT(sum[0].created * fb[0] + sum[1].created * fb[1],
+		     followers_branch(&d),
 		     "%d thread and %d process followers, branches",
 		     sum[0].created, sum[1].created);
 
 	ctx_close(&self->fd);
 	EXPECT_EQ(base, wait_sessions(base));
-	/*
-	 * only gross leaks show in the slab counts; the test bed's kmemleak
-	 * scan at the end of the boot sees the rest
-	 */
-	if (!slabs)
-		slab_check(_metadata, before, 256 * 1024);
+	/* only gross leaks show here; kmemleak sees the rest */
+	slab_check(_metadata, slabs, 256 * 1024);
 }
 
 /*
- * Many followers: pfm_read_pmds(), pfm_stop(), pfm_start() and
- * pfm_unload_context() walk the followers of a context, whose number only
- * RLIMIT_NPROC bounds, and the time they keep interrupts disabled must not
- * grow with it. The irqsoff tracer gives the longest interrupts-off section
- * of the system in each of three rounds of a read, a stop and a start, and
- * in the unload, and its stack shows who ended it. With
- * PFM_IRQSOFF_FOLLOWERS sleeping followers (4,096; kernel.threads-max is
- * raised for them), no such section that perfmon ended is longer than twice
- * the shortest round with 16 followers, plus 1 ms for the noise of
- * interrupts and of the host in a virtual machine. A host that preempts
- * the virtual CPU in such a section lengthens it once; a walk that keeps
- * interrupts off grows every time: the many-followers family is measured
- * again, up to IRQSOFF_TRIES times, while its longest section exceeds the
- * bound. The longest sections others made (under KASAN, the freeing of the
- * followers) are only logged. Skipped without the irqsoff tracer
- * (CONFIG_IRQSOFF_TRACER).
+ * pfm_read_pmds(), pfm_stop(), pfm_start() and the unload walk the
+ * followers, as many as RLIMIT_NPROC allows, and must not keep interrupts
+ * off longer for more of them. The irqsoff tracer gives the longest
+ * section of each of three rounds of a read, a stop and a start, and of
+ * the unload, and who ended it: with PFM_IRQSOFF_FOLLOWERS (4,096)
+ * sleeping followers, none perfmon ended is longer than twice the shortest
+ * round with 16, plus 1 ms of noise. A host preempting the virtual CPU
+ * lengthens one section, a walk every one: the many are measured up to
+ * IRQSOFF_TRIES times while above the bound. Others' sections are logged.
  */
 #define IRQSOFF_ENV		"PFM_IRQSOFF_FOLLOWERS"
 #define IRQSOFF_MANY		4096
@@ -1815,17 +1652,6 @@ struct irqsoff_fam {
 	struct irqsoff drop;	/* the unload */
 };
 
-static int irqsoff_round(struct irqsoff_fam *f, struct irqsoff *m)
-{
-	if (irqsoff_take(m))
-		return -1;
-	if (m->us < f->least.us)
-		f->least = *m;
-	if (irqsoff_perfmon(m) && m->us > f->pfm.us)
-		f->pfm = *m;
-	return 0;
-}
-
 /* Measure three rounds of a read, a stop and a start, then the unload. */
 static int irqsoff_family(int fd, struct irqsoff_fam *f)
 {
@@ -1838,10 +1664,15 @@ static int irqsoff_family(int fd, struct irqsoff_fam *f)
 	snprintf(f->pfm.who, sizeof(f->pfm.who), "-");
 	if (irqsoff_take(&m))
 		return -1;
-	for (r = 0; r < 3; r++)
+	for (r = 0; r < 3; r++) {
 		if (read_counts(fd, 1, &c) || pfm_stop(fd) ||
-		    pfm_start(fd, NULL) || irqsoff_round(f, &m))
+		    pfm_start(fd, NULL) || irqsoff_take(&m))
 			return -1;
+		if (m.us < f->least.us)
+			f->least = m;
+		if (irqsoff_perfmon(&m) && m.us > f->pfm.us)
+			f->pfm = m;
+	}
 	if (pfm_unload_context(fd) || irqsoff_take(&f->drop))
 		return -1;
 	if (irqsoff_perfmon(&f->drop) && f->drop.us > f->pfm.us)
@@ -1891,35 +1722,24 @@ TEST_F_TIMEOUT(inherit, followers_irqsoff_bounded, 600)
 		       f[1].pfm.us);
 }
 
-/* The state letter of a thread of process pid (R, S, ...), or 0. */
-static char task_state(pid_t pid, pid_t tid)
-{
-	char path[64], buf[512], *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
-	if (pfm_file_read(path, buf, sizeof(buf)) <= 0)
-		return 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
-}
-
-/* Wait up to 20 s for a thread to sleep: 0 once it does. */
+/* Wait up to 20 s for thread @tid of process @pid to sleep: 0 once it does. */
 static int wait_asleep(pid_t pid, pid_t tid)
 {
+	char path[64], buf[512], *p;
 	int i;
 
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
 	for (i = 0; i < 2000; i++) {
-		if (task_state(pid, tid) == 'S')
+		p = pfm_file_read(path, buf, sizeof(buf)) > 0 ?
+		    strrchr(buf, ')') : NULL;
+		if (p && p[1] == ' ' && p[2] == 'S')
 			return 0;
 		usleep(10000);
 	}
 	return -1;
 }
 
-/*
- * Test 7 beside the none_* families: a context without PFM_FL_INHERIT
- * gives no context to new threads and processes, live or not.
- */
+/* Without PFM_FL_INHERIT, new threads and processes get no context. */
 TEST_F_TIMEOUT(inherit, no_inherit_sessions, 120)
 {
 	long base = sessions_base(_metadata);
@@ -1949,10 +1769,8 @@ TEST_F_TIMEOUT(inherit, no_inherit_sessions, 120)
 }
 
 /*
- * Test 8: while a follower lives, write_pmcs and write_pmds on the
- * original fail with EBUSY (started or stopped, a thread or a process,
- * created while started or while stopped) and change nothing; once the
- * followers have exited they succeed.
+ * While a follower (thread or process, created started or stopped) lives,
+ * write_pmcs and write_pmds fail with EBUSY and change nothing; then work.
  */
 static void *pipe_wait(void *arg)
 {
@@ -2017,40 +1835,36 @@ TEST_F_TIMEOUT(inherit, write_busy_while_followers, 120)
 	close(pp[1]);
 }
 
-/* Test 9: PFM_FL_INHERIT_THREAD needs PFM_FL_INHERIT. */
+/* PFM_FL_INHERIT_THREAD needs PFM_FL_INHERIT; no fd is taken then. */
 static const struct {
 	unsigned int flags;
+	int err;
 	const char *name;
-} thread_flags_bad[] = {
-	{ PFM_FL_INHERIT_THREAD, "PFM_FL_INHERIT_THREAD" },
-	{ PFM_FL_INHERIT_THREAD | PFM_FL_OVFL_NO_MSG,
-	  "PFM_FL_INHERIT_THREAD | OVFL_NO_MSG" },
-	{ PFM_FL_INHERIT_THREAD | PFM_FL_FD_CLOEXEC,
-	  "PFM_FL_INHERIT_THREAD | FD_CLOEXEC" },
-}, thread_flags_good[] = {
-	{ INHERIT_THREAD, "PFM_FL_INHERIT | PFM_FL_INHERIT_THREAD" },
-	{ PFM_FL_INHERIT | PFM_FL_FD_CLOEXEC | PFM_FL_OVFL_NO_MSG,
+} thread_flags[] = {
+	{ PFM_FL_INHERIT_THREAD, EINVAL, "create(PFM_FL_INHERIT_THREAD)" },
+	{ PFM_FL_INHERIT_THREAD | PFM_FL_OVFL_NO_MSG, EINVAL,
+	  "create(PFM_FL_INHERIT_THREAD | OVFL_NO_MSG)" },
+	{ PFM_FL_INHERIT_THREAD | PFM_FL_FD_CLOEXEC, EINVAL,
+	  "create(PFM_FL_INHERIT_THREAD | FD_CLOEXEC)" },
+	{ INHERIT_THREAD, 0, "PFM_FL_INHERIT | PFM_FL_INHERIT_THREAD" },
+	{ PFM_FL_INHERIT | PFM_FL_FD_CLOEXEC | PFM_FL_OVFL_NO_MSG, 0,
 	  "PFM_FL_INHERIT | FD_CLOEXEC | OVFL_NO_MSG" },
 };
 
 TEST_F(inherit, inherit_thread_alone_einval)
 {
 	int next = pfm_next_fd(), fd;
-	char what[64];
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(thread_flags_bad); i++) {
-		snprintf(what, sizeof(what), "create(%s)",
-			 thread_flags_bad[i].name);
-		expect_err(_metadata, pfm_create(thread_flags_bad[i].flags),
-			   EINVAL, what);
-	}
-	/* no fd was taken */
-	EXPECT_EQ(next, pfm_next_fd());
-	for (i = 0; i < ARRAY_SIZE(thread_flags_good); i++) {
-		fd = pfm_create(thread_flags_good[i].flags);
-		EXPECT_LE(0, fd) TH_LOG("create(%s): %s",
-					thread_flags_good[i].name,
+	for (i = 0; i < ARRAY_SIZE(thread_flags); i++) {
+		fd = pfm_create(thread_flags[i].flags);
+		if (thread_flags[i].err) {
+			expect_err(_metadata, fd, thread_flags[i].err,
+				   thread_flags[i].name);
+			EXPECT_EQ(next, pfm_next_fd());
+			continue;
+		}
+		EXPECT_LE(0, fd) TH_LOG("create(%s): %s", thread_flags[i].name,
 					strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -2058,11 +1872,9 @@ TEST_F(inherit, inherit_thread_alone_einval)
 }
 
 /*
- * Test 10: followers that exec this binary, which runs a calibrated loop
- * (PFM_SELFTEST_LOOP, fixed width, address randomization off): a plain
- * exec keeps the follower, the new image's loop is in the total, exactly.
- * The execing processes are forked by the monitored thread and by a
- * follower thread.
+ * A plain exec (of this binary, running PFM_SELFTEST_LOOP) keeps the
+ * follower: the new image's loop is counted exactly. Forked by the
+ * monitored thread and by a follower thread.
  */
 TEST_F_TIMEOUT(inherit, exec_keeps_following, 300)
 {
@@ -2087,8 +1899,7 @@ TEST_F_TIMEOUT(inherit, exec_keeps_following, 300)
 
 /*
  * An exec that makes the follower non-dumpable (nobody execs a file it may
- * not read) folds and drops it: its new image's loop is not counted,
- * while a plain exec beside it is.
+ * not read) drops it: its loop is not counted, a plain exec's beside is.
  */
 TEST_F_TIMEOUT(inherit, exec_nondumpable_drops_follower, 300)
 {
@@ -2109,11 +1920,7 @@ TEST_F_TIMEOUT(inherit, exec_nondumpable_drops_follower, 300)
 		     "non-dumpable exec");
 }
 
-/*
- * Test 11: the guest's perf_events, inherit = 1, user-level instructions,
- * on the same mixed family with perfmon idle, then perfmon's family total:
- * the same differences, in the same run.
- */
+/* perf_events' inherit = 1 and perfmon count the mixed family alike. */
 static int perf_round(int pfd, unsigned long unit, __u64 *delta, int *err)
 {
 	__u64 a, b;
@@ -2166,11 +1973,9 @@ TEST_F_TIMEOUT(inherit, same_as_perf_inherit, 600)
 }
 
 /*
- * Test 12: a ptrace-stopped child loaded by its parent, as pfm_count
- * loads a command: INHERIT context loaded on the stopped child, started,
- * PTRACE_DETACH; after waitpid() the parent reads the family total,
- * exactly. The child runs the mixed family itself, or execs this binary,
- * which runs it.
+ * As pfm_count -i: a context loaded on a ptrace-stopped child, started,
+ * PTRACE_DETACH; after waitpid() it reads the family total the child ran
+ * (itself, or after an exec of this binary), exactly.
  */
 static void traced_body(unsigned long unit)
 {
@@ -2187,7 +1992,6 @@ static pid_t fork_exec_family(unsigned long unit)
 	return pfm_exec_self_traced(arg0, env);
 }
 
-/* *fd and *child are the fixture's, closed and killed by its teardown. */
 static void traced_family(struct __test_metadata *_metadata,
 			  const struct pfm_pmu *pmu, int *fd, pid_t *child,
 			  int exec, unsigned int flags)
@@ -2238,15 +2042,11 @@ TEST_F_TIMEOUT(inherit, traced_exec_family, 300)
  * arrived, sleeps until the gate opens, runs pfm_loop(after * (i + 1) * u).
  */
 #define NR_GATED	3
+#define GATED_TOTAL	(NR_GATED * (NR_GATED + 1) / 2)	/* of gated_weight() */
 
 struct sync {
-	unsigned long unit;
-	unsigned long before;
-	unsigned long after;
-	int arrived;
-	int gate;
-	int fd;
-	int err;
+	unsigned long unit, before, after;
+	int arrived, gate, fd, err;
 	int tid[NR_GATED + 1];
 	int pid[NR_GATED + 1];
 };
@@ -2273,11 +2073,8 @@ static int gated_main(void *arg)
 static void gated_reset(unsigned long unit, unsigned long before,
 			unsigned long after)
 {
-	memset(sy, 0, sizeof(*sy));
-	sy->unit = unit;
-	sy->before = before;
-	sy->after = after;
-	sy->fd = -1;
+	*sy = (struct sync){ .unit = unit, .before = before, .after = after,
+			     .fd = -1 };
 }
 
 static int gated_spawn(void)
@@ -2322,27 +2119,14 @@ static int gated_asleep(void)
 {
 	int i;
 
-	for (i = 0; i < 2000; i++) {
-		if (__atomic_load_n(&sy->arrived, __ATOMIC_SEQ_CST) ==
-		    NR_GATED)
-			break;
+	for (i = 0; i < 2000 &&
+	     __atomic_load_n(&sy->arrived, __ATOMIC_SEQ_CST) != NR_GATED; i++)
 		usleep(10000);
-	}
 	for (i = 0; i < NR_GATED; i++)
 		if (wait_asleep(i == NR_GATED - 1 ? sy->pid[i] : getpid(),
 				sy->pid[i]))
 			return -1;
 	return 0;
-}
-
-static unsigned long gated_total(void)
-{
-	unsigned long w = 0;
-	long i;
-
-	for (i = 0; i < NR_GATED; i++)
-		w += gated_weight(i);
-	return w;
 }
 
 /*
@@ -2383,7 +2167,7 @@ TEST_F_TIMEOUT(inherit, followers_start_with_original, 300)
 		gated_run(_metadata, self->fd, &a, &c[i]);
 	}
 	EXPECT_EQ(c[1].insn, c[2].insn);
-	expect_loops(_metadata, gated_total(), c[3].insn - c[2].insn,
+	expect_loops(_metadata, GATED_TOTAL, c[3].insn - c[2].insn,
 		     c[3].branch - c[2].branch, "loops after the start only,");
 	EXPECT_EQ(c[2].self_insn, c[3].self_insn);
 }
@@ -2457,7 +2241,7 @@ TEST_F_TIMEOUT(inherit, original_exits_first, 300)
 		EXPECT_EQ(base, wait_sessions(base));
 	}
 	EXPECT_EQ(c[1].insn, c[2].insn);
-	expect_loops(_metadata, gated_total(), c[3].insn - c[2].insn,
+	expect_loops(_metadata, GATED_TOTAL, c[3].insn - c[2].insn,
 		     c[3].branch - c[2].branch,
 		     "followers of an exited thread,");
 }
@@ -2475,7 +2259,7 @@ TEST_F_TIMEOUT(inherit, unload_keeps_totals, 300)
 
 	sy = self->mem;
 	gated_reset(UNIT, 1, 10);
-	w = gated_total() * UNIT;
+	w = GATED_TOTAL * UNIT;
 	start_self(_metadata, &self->pmu, &self->fd, PFM_FL_INHERIT);
 	ASSERT_EQ(0, gated_spawn());
 	ASSERT_EQ(0, gated_asleep());
@@ -2500,24 +2284,14 @@ TEST_F_TIMEOUT(inherit, unload_keeps_totals, 300)
 }
 
 /*
- * The context goes away while a follower creates tasks: thread T (the
- * test) loads a PFM_FL_INHERIT context on itself and starts it; thread F,
- * created after the load and so a follower, creates and joins trivial
- * threads in a loop, each a follower of the same family, so that the
- * kernel's fork path runs on the family again and again; after a short
- * random delay T closes the fd (odd rounds) or unloads the context (even
- * rounds), then F is told to stop and joined. A fork racing with the drop
- * of the family must neither use the family freed under it (KASAN
- * reports that; without KASAN the race may go unseen) nor leave a
- * session behind (without KASAN, an oops in the fork path ends F without
- * a return from its function: that is seen), and every call succeeds or
- * fails with a documented errno: pthread_create() with EAGAIN or ENOMEM
- * at worst, the close and the unload never. After each round
- * task_sessions_count is back where it started, and the next round's load
- * works.
- *
- * PFM_FOLLOW_RACE_ROUNDS overrides the number of rounds (200; make soak
- * runs 10,000). The time it took is logged.
+ * The family is dropped while a follower creates tasks: T (the test)
+ * starts a PFM_FL_INHERIT context on itself; F, a follower, creates and
+ * joins trivial threads in a loop; after a random delay T closes the fd
+ * (odd rounds) or unloads (even rounds), then stops and joins F. The fork
+ * path must not use the freed family (KASAN sees it) nor leave a session;
+ * an oops ends F without a return from its function; pthread_create()
+ * fails with EAGAIN or ENOMEM at worst, the close and the unload never.
+ * PFM_FOLLOW_RACE_ROUNDS: the rounds (200; make soak runs 10,000).
  */
 #define FOLLOW_RACE_ENV		"PFM_FOLLOW_RACE_ROUNDS"
 #define FOLLOW_RACE_ROUNDS	200
@@ -2567,19 +2341,19 @@ TEST_F_TIMEOUT(inherit, follow_race_close_unload, 900)
 	long rounds = env_long(FOLLOW_RACE_ENV, FOLLOW_RACE_ROUNDS);
 	long base = sessions_base(_metadata);
 	long left, closes = 0, unloads = 0, created = 0;
-	struct follow_race fr;
+	unsigned int seed = time(NULL);
+	struct follow_race fr = {};
 	struct timespec t0, t1;
-	unsigned int seed;
+	const char *op;
 	pthread_t f;
 	long i;
 	int err;
 
-	seed = time(NULL);
 	ksft_print_msg("follow race: %ld rounds, seed %u\n", rounds, seed);
 	srand(seed);
-	memset(&fr, 0, sizeof(fr));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < rounds; i++) {
+		op = i & 1 ? "close" : "unload";
 		self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
 		ASSERT_LE(0, self->fd)
 			TH_LOG("round %ld: create/program/load: %s", i,
@@ -2597,30 +2371,25 @@ TEST_F_TIMEOUT(inherit, follow_race_close_unload, 900)
 		while (!__atomic_load_n(&fr.created, __ATOMIC_ACQUIRE))
 			sched_yield();
 		pfm_loop(rand() % FOLLOW_RACE_DELAY);
-		if (i & 1) {
-			EXPECT_EQ(0, ctx_close(&self->fd))
-				TH_LOG("round %ld: close: %s", i,
-				       strerror(errno));
-			closes++;
-		} else {
-			EXPECT_EQ(0, pfm_unload_context(self->fd))
-				TH_LOG("round %ld: unload: %s", i,
-				       strerror(errno));
-			unloads++;
-		}
+		err = i & 1 ? ctx_close(&self->fd) :
+			      pfm_unload_context(self->fd);
+		EXPECT_EQ(0, err) TH_LOG("round %ld: %s: %s", i, op,
+					 strerror(errno));
+		closes += i & 1;
+		unloads += !(i & 1);
 		__atomic_store_n(&fr.stop, 1, __ATOMIC_RELEASE);
 		EXPECT_EQ(0, pthread_join(f, NULL));
 		/* an oops in the kernel ends the thread without a return */
 		EXPECT_EQ(1, __atomic_load_n(&fr.returned, __ATOMIC_ACQUIRE))
 			TH_LOG("round %ld (%s): F did not return: killed in a system call?",
-			       i, i & 1 ? "close" : "unload");
+			       i, op);
 		created += __atomic_load_n(&fr.created, __ATOMIC_ACQUIRE);
 		if (self->fd >= 0)
 			EXPECT_EQ(0, ctx_close(&self->fd));
 		left = wait_sessions(base);
 		ASSERT_EQ(base, left)
 			TH_LOG("round %ld (%s): %ld sessions left over %ld", i,
-			       i & 1 ? "close" : "unload", left - base, base);
+			       op, left - base, base);
 		ASSERT_EQ(0, fr.bad_err)
 			TH_LOG("round %ld: pthread_create(): %s", i,
 			       strerror(fr.bad_err));
@@ -2645,13 +2414,10 @@ TEST_F_TIMEOUT(inherit, follow_race_close_unload, 900)
 }
 
 /*
- * The clone of a follower waits for the mutex of the context it follows,
- * which the unload holds while it folds and detaches every follower, one
- * at a time: with thousands of them, for a long while. The wait is
- * killable: a follower killed in it dies at once, well before the unload
- * is done, instead of waiting until the unload lets the mutex go. A thread
- * spinning beside the unload on its CPU makes the wait a sleep: a waiter
- * spins only while the owner of the mutex runs.
+ * A follower's clone waits for the context's mutex, which the unload of
+ * thousands of followers holds a long while: the wait is killable, a
+ * victim killed in it dies before the unload is done. A thread spinning
+ * beside the unload makes the wait a sleep (waiters spin while it runs).
  */
 #define KILLABLE_ENV		"PFM_KILLABLE_FOLLOWERS"
 #define KILLABLE_FMT \
@@ -2668,10 +2434,7 @@ struct killer {
 	long *forks;		/* shared with the victim: forks begun, ended */
 };
 
-/*
- * Wait for the victim to be stuck in a fork (begun, not ended, for 25
- * looks 2 ms apart: its forks take a few ms), kill it and reap it.
- */
+/* Kill and reap the victim once stuck in a fork (25 looks 2 ms apart). */
 #define KILLABLE_STUCK		25
 
 static void *killer_main(void *arg)
@@ -2745,8 +2508,6 @@ TEST_F_TIMEOUT(inherit, killed_clone_waits_no_longer, 600)
 	ASSERT_EQ(0, pfm_pin(0, cpu));
 	ASSERT_EQ(0, knob_set(&self->knobs[0], "/proc/sys/kernel/threads-max",
 			      "65536"));
-	k.forks[0] = 0;
-	k.forks[1] = 0;
 	start_self(_metadata, &self->pmu, &self->fd, PFM_FL_INHERIT);
 	/*
 	 * Before the threads, so that its forks stay quick; the first
@@ -2758,11 +2519,9 @@ TEST_F_TIMEOUT(inherit, killed_clone_waits_no_longer, 600)
 		fork_loop(k.forks, k.cpu);
 	ASSERT_LT(0, k.victim);
 	self->child = k.victim;
-	for (i = 0; i < 6000; i++) {
-		if (__atomic_load_n(&k.forks[1], __ATOMIC_ACQUIRE) >= 10)
-			break;
+	for (i = 0; i < 6000 &&
+	     __atomic_load_n(&k.forks[1], __ATOMIC_ACQUIRE) < 10; i++)
 		usleep(10000);
-	}
 	ASSERT_LE(10, k.forks[1]) TH_LOG("the victim does not fork");
 	EXPECT_EQ(nr, sleepers_begin(&s, nr))
 		TH_LOG("pthread_create(): %s", strerror(s.err));

@@ -1,26 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * perfmon beside KVM, as the documentation and the cover letter say:
- *
- *  - a guest with a mediated vPMU starts with the NMI watchdog on: the
- *    hard lockup detector moves to the buddy detector, and KVM does not
- *    ask for the watchdog to be turned off;
- *  - mediated vPMUs and perfmon's contexts exclude each other: the vCPU of
- *    such a guest cannot be created while a context is loaded (EBUSY), no
- *    context can be loaded while such a guest exists (EBUSY), and the log
- *    names who holds the PMU;
- *  - a vCPU refused because of perf's events that count guests moves no
- *    detector and logs no claim;
- *  - guests and contexts coming and going in turn, with the detector moved
- *    each time, count exactly and leave lockdep nothing to say;
- *  - a perf-based vPMU counts the guest's loop exactly, and nothing while a
- *    context is loaded, which the host's log says.
- *
- * The guest is a few instructions of real mode: counter 0 programmed for
- * retired instructions (AMD's legacy MSRs, which every AMD vPMU has), a
- * loop of two instructions, the counter read and written to an I/O port.
- * Guests run on AMD only (KVM's own PMU tests cover the rest); the tests
- * skip without /dev/kvm, and each says which vPMU it needs.
+ * perfmon beside KVM: mediated vPMUs and perfmon's contexts exclude each
+ * other (EBUSY both ways, the log naming the holder), a mediated guest
+ * moves the hard lockup detector to the buddy one, and a perf-based vPMU
+ * counts nothing while a context is loaded. The guest, real mode on AMD
+ * only (KVM's own PMU tests cover the rest), counts a loop with counter 0
+ * (AMD's legacy MSRs, which every AMD vPMU has) and hands the count to the
+ * host through an I/O port. Each test says which vPMU it needs.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -55,9 +41,8 @@ struct guest {
 
 /*
  * Real mode at GUEST_CODE: counter 0 cleared and counting retired
- * instructions at every level, a loop of ebx iterations (dec ecx; jnz),
- * counter 0 read into edx:eax, which an OUT to GUEST_PORT hands to the
- * host.
+ * instructions, a loop of ebx iterations, counter 0 read into edx:eax and
+ * handed to the host by an OUT to GUEST_PORT.
  */
 static const unsigned char guest_code[] = {
 	0x66, 0xb9, 0x04, 0x00, 0x01, 0xc0,	/* mov ecx, 0xc0010004 */
@@ -108,10 +93,9 @@ static void guest_destroy(struct guest *g)
 }
 
 /*
- * A VM with an in-kernel irqchip (which a mediated vPMU needs) and one
- * vCPU in real mode at the guest code, with the CPUID KVM supports.
- * Returns 0, or the errno of the step that failed (g->vcpu < 0 if it was
- * KVM_CREATE_VCPU).
+ * A VM with an in-kernel irqchip (a mediated vPMU needs it) and one vCPU at
+ * the guest code with the CPUID KVM supports: 0, or the errno of the step
+ * that failed (g->vcpu < 0 if it was KVM_CREATE_VCPU).
  */
 static int guest_create(int kvm, struct guest *g)
 {
@@ -168,10 +152,7 @@ static int guest_create(int kvm, struct guest *g)
 	return ioctl(g->vcpu, KVM_SET_REGS, &regs) ? errno : 0;
 }
 
-/*
- * Run the guest code once with @loops iterations: what counter 0 read, or
- * -1 if the guest did not get to its OUT.
- */
+/* Run the guest with @loops iterations: counter 0, or -1 if no OUT. */
 static long long guest_count(struct guest *g, unsigned long loops)
 {
 	struct kvm_regs regs;
@@ -194,9 +175,9 @@ static long long guest_count(struct guest *g, unsigned long loops)
 }
 
 /*
- * The instructions of 1,000 more iterations of the guest's loop, as its
- * counter 0 says (the third and fourth runs: warm; what KVM counts of the
- * instructions it emulates is the same in both), or -1.
+ * The instructions of 1,000 more iterations of the guest's loop, from two
+ * warm runs (what KVM counts of what it emulates is the same in both), or
+ * -1.
  */
 static long long guest_loop_insns(struct guest *g)
 {
@@ -212,9 +193,9 @@ static long long guest_loop_insns(struct guest *g)
 }
 
 /*
- * The records of the kernel log with @s: since @fd was opened at the end
- * of the log (@fd >= 0; the reader moves on), or since the boot (-1), then
- * -1 if the log lost its first records.
+ * How many records of the kernel log have @s: since @fd was opened at its
+ * end (the reader moves on), or with @fd -1 since the boot (-1 if the log
+ * lost its first records and none has @s).
  */
 static int kmsg_lines(int fd, const char *s)
 {
@@ -403,8 +384,8 @@ TEST_F(kvm, load_refused_while_a_mediated_guest_exists)
 	self->fd = pfm_create(0);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
-	EXPECT_EQ(-1, pfm_load(self->fd, pfm_gettid()));
-	EXPECT_EQ(EBUSY, errno);
+	expect_err(_metadata, pfm_load(self->fd, pfm_gettid()), EBUSY,
+		   "load beside a mediated guest");
 	expect_logged(_metadata, LOG_PFM_REFUSED);
 	guest_destroy(&self->g);
 	EXPECT_EQ(0, pfm_load(self->fd, pfm_gettid()));

@@ -75,8 +75,7 @@ static void detect_unavail_pmcs(struct __test_metadata *_metadata,
 struct events {
 	struct pfarg_pmc pmcs[2];
 	struct pfarg_pmd pmds[2];
-	int nr_pmcs;
-	int insn;		/* index of instructions in pmds[] */
+	int nr_pmcs;		/* pmds[0]: cycles, pmds[1]: instructions */
 };
 
 static void library_events(const struct pfm_pmu *pmu, struct events *ev)
@@ -96,10 +95,12 @@ static void library_events(const struct pfm_pmu *pmu, struct events *ev)
 		pfm_pmd_set(&ev->pmds[0], 0, 0);
 		pfm_pmd_set(&ev->pmds[1], 1, 0);
 	}
-	ev->insn = 1;
 }
 
-/* create, write_pmcs, write_pmds, as every example does */
+/*
+ * create, write_pmcs, write_pmds, as every example does; its load (of a
+ * cleared struct pfarg_load) is pfm_load().
+ */
 static int create_programmed(struct __test_metadata *_metadata,
 			     struct events *ev)
 {
@@ -119,7 +120,6 @@ static int create_programmed(struct __test_metadata *_metadata,
 /* self: count itself around a busy loop. */
 TEST_F(example, self)
 {
-	struct pfarg_load load;
 	struct events ev;
 	__u64 insn;
 
@@ -127,18 +127,16 @@ TEST_F(example, self)
 	detect_unavail_pmcs(_metadata, ev.pmcs, ev.nr_pmcs);
 	self->fd = create_programmed(_metadata, &ev);
 	ASSERT_LE(0, self->fd);
-	memset(&load, 0, sizeof(load));
-	load.load_pid = getpid();
-	ASSERT_EQ(0, pfm_load_context(self->fd, &load));
+	ASSERT_EQ(0, pfm_load(self->fd, getpid()));
 	ASSERT_EQ(0, pfm_start(self->fd, NULL));
 	pfm_loop(N);
 	ASSERT_EQ(0, pfm_stop(self->fd));
 	ASSERT_EQ(0, pfm_read_pmds(self->fd, ev.pmds, 2));
-	insn = ev.pmds[ev.insn].reg_value;
+	insn = ev.pmds[1].reg_value;
 	EXPECT_LE(N * PFM_LOOP_INSN, insn);
 	EXPECT_GT(N * PFM_LOOP_INSN + 10000, insn);
 	/* cycles: at least one per instruction is not guaranteed; some */
-	EXPECT_LT(0, ev.pmds[1 - ev.insn].reg_value);
+	EXPECT_LT(0, ev.pmds[0].reg_value);
 	EXPECT_EQ(0, close(self->fd));
 	self->fd = -1;
 }
@@ -186,7 +184,6 @@ TEST_F_TIMEOUT(example, self_pipe, 120)
 {
 	unsigned long extra[] = { 0, 0, 10 * N };
 	__u64 insn[3], d;
-	struct pfarg_load load;
 	struct events ev;
 	unsigned int i;
 
@@ -194,16 +191,14 @@ TEST_F_TIMEOUT(example, self_pipe, 120)
 	detect_unavail_pmcs(_metadata, ev.pmcs, ev.nr_pmcs);
 	self->fd = create_programmed(_metadata, &ev);
 	ASSERT_LE(0, self->fd);
-	memset(&load, 0, sizeof(load));
-	load.load_pid = getpid();
-	ASSERT_EQ(0, pfm_load_context(self->fd, &load));
+	ASSERT_EQ(0, pfm_load(self->fd, getpid()));
 	for (i = 0; i < ARRAY_SIZE(extra); i++) {
 		ASSERT_EQ(0, pfm_write_pmds(self->fd, ev.pmds, 2));
 		ASSERT_EQ(0, pfm_start(self->fd, NULL));
 		ASSERT_EQ(0, ping_pong(1000, extra[i]));
 		ASSERT_EQ(0, pfm_stop(self->fd));
 		ASSERT_EQ(0, pfm_read_pmds(self->fd, ev.pmds, 2));
-		insn[i] = ev.pmds[ev.insn].reg_value;
+		insn[i] = ev.pmds[1].reg_value;
 		ev.pmds[0].reg_value = 0;
 		ev.pmds[1].reg_value = 0;
 	}
@@ -219,19 +214,13 @@ TEST_F_TIMEOUT(example, self_pipe, 120)
  */
 TEST_F_TIMEOUT(example, task, 120)
 {
-	char env[64], arg0[] = "pfm_task_child";
-	char *envp[2], *argv[2];
-	struct pfarg_load load;
+	char env[64], arg0[] = "pfm_task_child", *envp[] = { env, NULL },
+	     *argv[] = { arg0, NULL };
 	struct events ev;
 	int status;
 	__u64 insn;
 
 	snprintf(env, sizeof(env), PFM_LOOP_ENV "=%lu", N);
-	envp[0] = env;
-	envp[1] = NULL;
-	argv[0] = arg0;
-	argv[1] = NULL;
-
 	library_events(&self->pmu, &ev);
 	detect_unavail_pmcs(_metadata, ev.pmcs, ev.nr_pmcs);
 	self->child = fork();
@@ -246,9 +235,7 @@ TEST_F_TIMEOUT(example, task, 120)
 
 	self->fd = create_programmed(_metadata, &ev);
 	ASSERT_LE(0, self->fd);
-	memset(&load, 0, sizeof(load));
-	load.load_pid = self->child;
-	ASSERT_EQ(0, pfm_load_context(self->fd, &load));
+	ASSERT_EQ(0, pfm_load(self->fd, self->child));
 	ASSERT_EQ(0, pfm_start(self->fd, NULL));
 	ASSERT_EQ(0, ptrace(PTRACE_DETACH, self->child, NULL, 0));
 	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
@@ -258,7 +245,7 @@ TEST_F_TIMEOUT(example, task, 120)
 
 	/* the command has exited: the context is unloaded, values kept */
 	ASSERT_EQ(0, pfm_read_pmds(self->fd, ev.pmds, 2));
-	insn = ev.pmds[ev.insn].reg_value;
+	insn = ev.pmds[1].reg_value;
 	/* the loop plus the start-up of a static binary */
 	EXPECT_LE(N * PFM_LOOP_INSN, insn);
 	EXPECT_GT(N * PFM_LOOP_INSN + 200000, insn);

@@ -79,12 +79,9 @@ TEST_F(life, exit_of_monitored_child)
 	EXPECT_GT(N * PFM_LOOP_INSN + 10000, insn);
 	EXPECT_LE(N * PFM_LOOP_BRANCH, branch);
 	EXPECT_GT(N * PFM_LOOP_BRANCH + 2000, branch);
-	/* unloaded by the exit */
-	errno = 0;
-	EXPECT_EQ(-1, pfm_stop(self->fd));
-	EXPECT_EQ(EINVAL, errno);
+	/* unloaded by the exit, and usable again with the values it had */
+	expect_err(_metadata, pfm_stop(self->fd), EINVAL, "stop after exit");
 	EXPECT_EQ(0, pfm_unload_context(self->fd));
-	/* and usable again, with the values it had */
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 	ASSERT_EQ(0, pfm_read_pmd(self->fd, 0, &branch));
 	EXPECT_EQ(insn, branch);
@@ -131,36 +128,37 @@ TEST_F_TIMEOUT(life, exit_of_self_monitoring_thread, 120)
 		pthread_join(thread, NULL);
 		ASSERT_EQ(0, arg.err);
 		ASSERT_EQ(0, pfm_read2(arg.fd, &insn[i], &branch[i]));
-		errno = 0;
-		EXPECT_EQ(-1, pfm_stop(arg.fd));
-		EXPECT_EQ(EINVAL, errno);
+		expect_err(_metadata, pfm_stop(arg.fd), EINVAL, "stop after exit");
 		close(arg.fd);
 	}
 	EXPECT_EQ(N * PFM_LOOP_INSN, insn[2] - insn[1]);
 	EXPECT_EQ(N * PFM_LOOP_BRANCH, branch[2] - branch[1]);
 }
 
-/* Program the context, load it on a new stopped child (*child) and start it. */
-static void start_on_child(struct __test_metadata *_metadata, int fd,
+/* Program, load on a new stopped child and start: the sessions before. */
+static long start_on_child(struct __test_metadata *_metadata, int fd,
 			   const struct pfm_pmu *pmu, pid_t *child)
 {
+	long before = pfm_sessions();
+
+	ASSERT_LE(0, before);
 	ASSERT_EQ(0, pfm_program(fd, pmu, PFM_EVT_USR));
 	*child = pfm_fork_stopped_loop(N);
 	ASSERT_LT(0, *child);
 	ASSERT_EQ(0, pfm_load(fd, *child));
 	ASSERT_EQ(0, pfm_start(fd, NULL));
+	return before;
 }
 
 /*
- * close() of a context attached to a stopped child: it becomes a zombie
+ * close() of a context attached to a stopped child: it becomes a zombie that
  * the child frees itself; the child runs and exits normally.
  */
 TEST_F(life, close_attached_then_exit)
 {
-	long before = pfm_sessions();
+	long before = start_on_child(_metadata, self->fd, &self->pmu,
+				     &self->child);
 
-	ASSERT_LE(0, before);
-	start_on_child(_metadata, self->fd, &self->pmu, &self->child);
 	EXPECT_EQ(0, close(self->fd));
 	self->fd = -1;
 	EXPECT_EQ(0, pfm_cont_wait_exit(self->child));
@@ -175,10 +173,9 @@ TEST_F(life, close_attached_then_exit)
 /* The same, the child killed while stopped. */
 TEST_F(life, close_attached_then_kill)
 {
-	long before = pfm_sessions();
+	long before = start_on_child(_metadata, self->fd, &self->pmu,
+				     &self->child);
 
-	ASSERT_LE(0, before);
-	start_on_child(_metadata, self->fd, &self->pmu, &self->child);
 	EXPECT_EQ(0, close(self->fd));
 	self->fd = -1;
 	pfm_kill(self->child);
@@ -189,11 +186,10 @@ TEST_F(life, close_attached_then_kill)
 /* The same, the child running (asleep) when the fd is closed. */
 TEST_F(life, close_attached_running)
 {
-	long before = pfm_sessions();
+	long before = start_on_child(_metadata, self->fd, &self->pmu,
+				     &self->child);
 	int status;
 
-	ASSERT_LE(0, before);
-	start_on_child(_metadata, self->fd, &self->pmu, &self->child);
 	/* detach: the child runs its loop and exits on its own */
 	ASSERT_EQ(0, ptrace(PTRACE_DETACH, self->child, NULL, NULL));
 	EXPECT_EQ(0, close(self->fd));
@@ -290,15 +286,13 @@ TEST_F_TIMEOUT(life, fork_not_inherited, 120)
 		ASSERT_EQ(0, pfm_read2(self->fd, &insn[i], &branch[i]));
 	}
 	/* the children could load a context of their own */
-	EXPECT_EQ(0, ret[0]);
-	EXPECT_EQ(0, ret[1]);
-	EXPECT_EQ(0, ret[2]);
+	for (i = 0; i < ARRAY_SIZE(ns); i++)
+		EXPECT_EQ(0, ret[i]);
 	EXPECT_EQ(insn[1], insn[2]);
 	EXPECT_EQ(branch[1], branch[2]);
 }
 
 struct clone_arg {
-	const struct pfm_pmu *pmu;
 	unsigned long n;
 	int err;
 };
@@ -328,7 +322,6 @@ TEST_F_TIMEOUT(life, clone_not_inherited, 120)
 
 	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
-	arg.pmu = &self->pmu;
 	for (i = 0; i < ARRAY_SIZE(ns); i++) {
 		arg.n = ns[i];
 		arg.err = -1;
@@ -353,16 +346,12 @@ TEST_F_TIMEOUT(life, clone_not_inherited, 120)
  * tracer's: asked while still root, the tracer may let a set-user-ID
  * exec raise the child's privileges.
  */
-static pid_t fork_unprivileged_exec(const char *path)
+static pid_t fork_unprivileged_exec(char *path)
 {
-	char env[64], *envp[2], *argv[2];
+	char env[] = PFM_LOOP_ENV "=1000", *envp[] = { env, NULL },
+	     *argv[] = { path, NULL };
 	pid_t pid;
 
-	snprintf(env, sizeof(env), PFM_LOOP_ENV "=1000");
-	envp[0] = env;
-	envp[1] = NULL;
-	argv[0] = (char *)path;
-	argv[1] = NULL;
 	pid = fork();
 	if (pid == 0) {
 		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) ||
@@ -409,10 +398,9 @@ static void exec_and_check(struct __test_metadata *_metadata, int fd,
 	EXPECT_EQ(0, pfm_cont_wait_exit(*child));
 	*child = -1;
 	ASSERT_EQ(0, pfm_read2(fd, &insn, &branch));
-	if (!expected) {
-		/* stopped at the exec: the command itself was not counted */
+	/* stopped at the exec: the command itself was not counted */
+	if (!expected)
 		EXPECT_GT(1000 * PFM_LOOP_INSN, insn);
-	}
 }
 
 /* A plain exec keeps the context loaded. */
@@ -439,24 +427,20 @@ TEST_F_TIMEOUT(life, exec_setuid_drops_context, 120)
 		       self->path, sizeof(self->path), 04755, EINVAL);
 }
 
-/* perf_event_open() of a hardware event, for pid (0: the caller). */
-static int perf_hw_open(pid_t pid)
+/* perf_event_open() of an event for the caller: user level if hardware. */
+static int perf_open(__u32 type, __u64 config)
 {
 	struct perf_event_attr attr;
 
-	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
-	attr.exclude_kernel = 1;
-	attr.exclude_hv = 1;
-	return pfm_perf_open(&attr, pid, -1, -1);
-}
-
-static int perf_sw_open(void)
-{
-	struct perf_event_attr attr;
-
-	pfm_perf_attr(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
+	pfm_perf_attr(&attr, type, config);
+	if (type == PERF_TYPE_HARDWARE) {
+		attr.exclude_kernel = 1;
+		attr.exclude_hv = 1;
+	}
 	return pfm_perf_open(&attr, 0, -1, -1);
 }
+
+#define perf_hw_open()	perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS)
 
 /* perf_event_open() of a hardware event in a new process: its errno. */
 static int perf_hw_open_in_child(void)
@@ -466,7 +450,7 @@ static int perf_hw_open_in_child(void)
 
 	pid = fork();
 	if (pid == 0)
-		_exit(perf_hw_open(0) < 0 ? errno : 0);
+		_exit(perf_hw_open() < 0 ? errno : 0);
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		return -1;
 	return WEXITSTATUS(status);
@@ -475,7 +459,7 @@ static int perf_hw_open_in_child(void)
 /* Does perf_events drive this PMU at all? 0: yes, else its errno. */
 static int perf_has_pmu(void)
 {
-	int pfd = perf_hw_open(0);
+	int pfd = perf_hw_open();
 
 	if (pfd < 0)
 		return errno;
@@ -506,16 +490,12 @@ TEST_F(life, perf_excluded_by_context)
 
 	/* loaded, and then started: perf fails, in any process */
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
-	errno = 0;
-	EXPECT_EQ(-1, perf_hw_open(0));
-	EXPECT_EQ(busy, errno);
+	expect_err(_metadata, perf_hw_open(), busy, "perf, loaded");
 	EXPECT_EQ(busy, perf_hw_open_in_child());
 	ASSERT_EQ(0, pfm_start(self->fd, NULL));
-	errno = 0;
-	EXPECT_EQ(-1, perf_hw_open(0));
-	EXPECT_EQ(busy, errno);
+	expect_err(_metadata, perf_hw_open(), busy, "perf, started");
 	/* software events are not concerned */
-	pfd = perf_sw_open();
+	pfd = perf_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
 	EXPECT_LE(0, pfd);
 	if (pfd >= 0)
 		close(pfd);
@@ -540,7 +520,7 @@ TEST_F(life, context_excluded_by_perf)
 {
 	int pfd, err;
 
-	pfd = perf_hw_open(0);
+	pfd = perf_hw_open();
 	err = pfd < 0 ? errno : 0;
 	if (err == ENOENT || err == EOPNOTSUPP || err == ENODEV)
 		SKIP(return, "perf_events does not drive this PMU");
@@ -554,15 +534,13 @@ TEST_F(life, context_excluded_by_perf)
 }
 
 /*
- * A load racing the SIGKILL of its stopped tracee: the load succeeds (the
- * tracee then dies after it), or fails with EBUSY (the thread is exiting)
- * or ESRCH (it is no longer stopped), and in every case the context does
- * not stay attached to a dead thread: once the thread is reaped no
- * session is left, and after the last round perf gets the PMU again. The
- * loader runs on CPU 0, the killer and the tracee on CPU 1, and both
- * sides spin for delays that vary from round to round, so that the kill
- * and the exit land on every part of the load. 100 rounds by default;
- * make soak runs 10,000.
+ * A load racing the SIGKILL of its stopped tracee succeeds (the tracee
+ * dies after it) or fails with EBUSY (exiting) or ESRCH (no longer
+ * stopped); never does the context stay attached to a dead thread: once
+ * the tracee is reaped no session is left, and at the end perf gets the
+ * PMU again. The loader runs on CPU 0, the killer and the tracee on CPU 1,
+ * both spinning for delays that vary by round so that the kill lands on
+ * every part of the load. PFM_RACE_ROUNDS rounds (soak runs: 10,000).
  */
 #define RACE_ROUNDS	100
 #define RACE_ENV	"PFM_RACE_ROUNDS"
@@ -601,11 +579,9 @@ static void *killer(void *p)
 }
 
 /*
- * The tracee of a round: a process that shares the test's memory, so that
- * creating it copies no page table (a round costs a few times less than
- * with fork() under TCG), and that makes itself a tracee and stops until
- * it is killed. It shares the caller's thread-local data too, so it makes
- * raw system calls only, on a stack of its own; one lives at a time.
+ * The tracee of a round shares the test's memory (no page table to copy:
+ * much cheaper under TCG) and so its thread-local data: it makes raw
+ * system calls only, on a stack of its own; one lives at a time.
  */
 static long race_stack[2048];
 
@@ -616,16 +592,6 @@ static int race_tracee(void *unused)
 	for (;;)
 		syscall(SYS_pause);
 	return 0;
-}
-
-/* Start the tracee of a round; its pid once it is stopped, or -1. */
-static pid_t race_tracee_start(void)
-{
-	pid_t pid;
-
-	pid = clone(race_tracee, (char *)race_stack + sizeof(race_stack),
-		    CLONE_VM | SIGCHLD, NULL);
-	return pid < 0 ? -1 : pfm_wait_stop(pid, SIGSTOP);
 }
 
 TEST_F_TIMEOUT(life, load_races_kill, 900)
@@ -644,7 +610,10 @@ TEST_F_TIMEOUT(life, load_races_kill, 900)
 	perf = perf_has_pmu();
 	ASSERT_EQ(0, pthread_create(&thread, NULL, killer, &r));
 	for (i = 1; i <= rounds; i++) {
-		r.pid = race_tracee_start();
+		r.pid = clone(race_tracee, (char *)race_stack + sizeof(race_stack),
+			      CLONE_VM | SIGCHLD, NULL);
+		if (r.pid > 0)
+			r.pid = pfm_wait_stop(r.pid, SIGSTOP);
 		ASSERT_LT(0, r.pid);
 		ASSERT_EQ(0, pfm_pin(r.pid, 1));
 		fd = pfm_create(0);
@@ -686,14 +655,13 @@ TEST_F_TIMEOUT(life, load_races_kill, 900)
 
 /*
  * A stress of the whole life of contexts: for PFM_STRESS_SECONDS (10 by
- * default) four workers share four contexts. Each worker forks children
- * that stop under its ptrace (a load must come from the tracer) and, at
- * random, loads a shared context on one of them, continues it, stops it
- * again, kills and reaps it, starts, stops, reads and unloads a shared
- * context, or closes one and creates another in its place; a third of
- * the children exec. Every call must end with 0 or an errno that the
- * documentation lists for it; at the end every child is reaped and every
- * context closed, no session is left and perf gets the PMU back.
+ * default) four workers share four contexts. At random, each forks
+ * children that stop under its ptrace (a load must come from the tracer;
+ * a third of them exec), continues, stops, kills and reaps them, loads a
+ * shared context on one, starts, stops, reads or unloads a context, or
+ * closes one and creates another in its place. Every call must end with 0
+ * or an errno that the documentation lists for it; at the end no session
+ * is left and perf gets the PMU back.
  */
 #define STRESS_SECONDS	10
 #define STRESS_ENV	"PFM_STRESS_SECONDS"
@@ -725,16 +693,10 @@ static int stress_allowed(int op, int err)
 {
 	if (err == EBADF || err == ESRCH)	/* closed in between; running */
 		return 1;
-	switch (op) {
-	case OP_LOAD:
+	if (op == OP_LOAD)
 		return err == EBUSY || err == EEXIST;
-	case OP_START:
-	case OP_STOP:
-	case OP_READ:	/* a context replaced but not programmed yet */
-	case OP_UNLOAD:
-		return err == EINVAL;
-	}
-	return 0;
+	/* EINVAL: for a read, a context replaced but not programmed yet */
+	return op != OP_REPLACE && err == EINVAL;
 }
 
 static unsigned int stress_rand(struct stress_worker *w)
@@ -849,21 +811,18 @@ static void stress_ctx(struct stress_worker *w)
 	}
 }
 
-static int stress_over(struct stress *st)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec > st->end.tv_sec ||
-	       (now.tv_sec == st->end.tv_sec && now.tv_nsec >= st->end.tv_nsec);
-}
-
 static void *stress_worker(void *p)
 {
 	struct stress_worker *w = p;
+	struct timespec now;
 	int k;
 
-	while (!stress_over(w->st)) {
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > w->st->end.tv_sec ||
+		    (now.tv_sec == w->st->end.tv_sec &&
+		     now.tv_nsec >= w->st->end.tv_nsec))
+			break;
 		if (stress_rand(w) % 4)
 			stress_ctx(w);
 		else

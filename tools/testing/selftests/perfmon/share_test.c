@@ -20,109 +20,58 @@
 #define READ_ONCE_INT(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define WRITE_ONCE_INT(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
-/* Short loops, many times, each followed by sched_yield(). */
-#define ROUNDS		1000
+#define ROUNDS		1000	/* short loops, each followed by sched_yield() */
 #define ROUND_LOOP	200UL
-
-/* cpu_wide_host_event_skips_monitored_thread: N and M instructions. */
-#define CW_ROUNDS	100
+#define CW_ROUNDS	100	/* cpu_wide_host_event_skips_monitored_thread */
 #define CW_N_ITERS	200000UL	/* 1 M instructions, not monitored */
 #define CW_M_ITERS	10000000UL	/* 50 M instructions, monitored */
-
-/* overflows_beside_sampling_host_event */
-#define SAMPLE_PERIOD	10000
+#define SAMPLE_PERIOD	10000	/* overflows_beside_sampling_host_event */
 #define OVF_YIELDS	20
 #define OVF_LOOP	5000UL
 #define OVF_POINTS	8
 #define SPIN_LOOP	2000UL
-
-/* host_event_on_monitored_thread */
-#define N		100000UL
-
-/* idle_keeps_the_pmu */
-#define IDLE_ROUNDS	500
-
-/* rdpmc_beside_host_event */
-#define RD_ROUNDS	500
+#define N		100000UL	/* host_event_on_monitored_thread */
+#define IDLE_ROUNDS	500	/* idle_keeps_the_pmu */
+#define RD_ROUNDS	500	/* rdpmc_beside_host_event */
 #define RD_LOOP		100UL
 
-/* undescribed_counters_read_zero: perf's branch events, a round each */
-#define UC_ROUNDS	20
+#define UC_ROUNDS	20	/* undescribed_counters_read_zero */
 #define UC_LOOP		10000UL
 #define UC_MAX		32
 #define RAW_BRANCHES	0xc4ULL
 
+/* Three windows of n, n and 2n loops: the last two subtracted. */
+static const unsigned long round_ns[3] = { ROUND_LOOP, ROUND_LOOP, 2 * ROUND_LOOP };
+static const __u64 zero[2];
+
 /*
- * User-level instructions, as `perf stat -e instructions:u` opens them
- * (exclude_guest = 1: a host event) or as a raw perf_event_open() does
- * (exclude_guest = 0: the event would count guests too).
+ * User level, as `perf stat -e instructions:u` opens it (exclude_guest = 1:
+ * a host event) or a raw perf_event_open() (0: it would count guests too).
  */
-static int perf_insn_open(pid_t pid, int cpu, int exclude_guest, int disabled)
+static void user_attr(struct perf_event_attr *attr, __u32 type, __u64 config, int exclude_guest)
 {
-	struct perf_event_attr attr;
-
-	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
-	attr.exclude_kernel = 1;
-	attr.exclude_hv = 1;
-	attr.exclude_guest = exclude_guest;
-	attr.disabled = disabled;
-	return pfm_perf_open(&attr, pid, cpu, -1);
-}
-
-/* Open and close at once: 0, or the errno of perf_event_open(). */
-static int perf_insn_errno(pid_t pid, int cpu, int exclude_guest)
-{
-	int pfd = perf_insn_open(pid, cpu, exclude_guest, 1);
-
-	if (pfd < 0)
-		return errno;
-	close(pfd);
-	return 0;
-}
-
-/* The same for another event type: cycles at all levels, a software event. */
-static int perf_errno(__u32 type, __u64 config, pid_t pid, int cpu,
-		      int exclude_guest)
-{
-	struct perf_event_attr attr;
-	int pfd;
-
-	pfm_perf_attr(&attr, type, config);
-	attr.exclude_guest = exclude_guest;
-	attr.disabled = 1;
-	pfd = pfm_perf_open(&attr, pid, cpu, -1);
-	if (pfd < 0)
-		return errno;
-	close(pfd);
-	return 0;
+	pfm_perf_attr(attr, type, config);
+	attr->exclude_kernel = 1;
+	attr->exclude_hv = 1;
+	attr->exclude_guest = exclude_guest;
 }
 
 /*
- * A group of host events on the caller, user level: instructions (the
- * leader, disabled), branch instructions, and, if @raw, instructions as a
- * raw event, which needs a general-purpose counter (the first one on
- * Intel may be a fixed counter). The leader, or -1 with errno set.
+ * Host events on the caller: instructions (the disabled leader), branches
+ * and, if @raw, raw instructions, on a general-purpose counter. The leader.
  */
-static int perf_group_open(const struct pfm_pmu *pmu, int raw, int *fds)
+static int perf_group_open(const struct pfm_pmu *pmu, int raw)
 {
+	const __u64 ev[3][2] = {
+		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+		{ PERF_TYPE_RAW, pfm_evtsel(pmu, PFM_EV_INSN, 0) & 0xff },
+	};
 	struct perf_event_attr attr;
-	int i, nr = raw ? 3 : 2;
+	int i, fds[3];
 
-	for (i = 0; i < 3; i++)
-		fds[i] = -1;
-	for (i = 0; i < nr; i++) {
-		if (i == 0)
-			pfm_perf_attr(&attr, PERF_TYPE_HARDWARE,
-				      PERF_COUNT_HW_INSTRUCTIONS);
-		else if (i == 1)
-			pfm_perf_attr(&attr, PERF_TYPE_HARDWARE,
-				      PERF_COUNT_HW_BRANCH_INSTRUCTIONS);
-		else
-			pfm_perf_attr(&attr, PERF_TYPE_RAW,
-				      pfm_evtsel(pmu, PFM_EV_INSN, 0) & 0xff);
-		attr.exclude_kernel = 1;
-		attr.exclude_hv = 1;
-		attr.exclude_guest = 1;
+	for (i = 0; i < (raw ? 3 : 2); i++) {
+		user_attr(&attr, ev[i][0], ev[i][1], 1);
 		attr.disabled = i == 0;
 		attr.read_format = PERF_FORMAT_GROUP;
 		fds[i] = pfm_perf_open(&attr, 0, -1, i ? fds[0] : -1);
@@ -157,7 +106,6 @@ struct shm {
 	__u64 insn[3], branch[3], raw[3];
 };
 
-/* The helper failed: say what and end. */
 static void helper_fail(struct shm *s, const char *what)
 {
 	s->err = errno;
@@ -166,10 +114,7 @@ static void helper_fail(struct shm *s, const char *what)
 	_exit(1);
 }
 
-/*
- * Wait, yielding (the helper may share the caller's CPU), for *flag to
- * become non-zero: its value, or 0 if @pid ended first (not reaped).
- */
+/* Yield until *flag is non-zero: its value, or 0 if @pid ended first. */
 static int wait_flag(int *flag, pid_t pid)
 {
 	siginfo_t si;
@@ -177,15 +122,14 @@ static int wait_flag(int *flag, pid_t pid)
 
 	while (!(v = READ_ONCE_INT(*flag))) {
 		memset(&si, 0, sizeof(si));
-		if (waitid(P_PID, pid, &si, WEXITED | WNOHANG | WNOWAIT) ||
-		    si.si_pid == pid)
+		if (waitid(P_PID, pid, &si, WEXITED | WNOHANG | WNOWAIT) || si.si_pid == pid)
 			return READ_ONCE_INT(*flag);
 		sched_yield();
 	}
 	return v;
 }
 
-/* Reap a child: its exit status, or -1 (killed, or stopped: killed). */
+/* A child's exit status, or -1 (killed, or stopped: then killed). */
 static int reap(pid_t *pid)
 {
 	int status;
@@ -212,27 +156,79 @@ FIXTURE(share) {
 	int other;		/* a CPU to wait on, C if there is only one */
 };
 
+/* A perf event to open, where, and the errno its opening must give. */
+struct probe {
+	enum { CALLER, CHILD, CPU_C } where;	/* CHILD: child[0] */
+	int eg;					/* exclude_guest */
+	enum { EV_INSN, EV_CYCLES, EV_TASK_CLOCK } ev;
+	int err;
+	const char *what;
+};
+
+/* EV_INSN at user level, the others at all levels: the fd, or -1. */
+static int probe_open(const struct probe *p, struct _test_data_share *self,
+		      int disabled)
+{
+	static const __u32 type[] = {
+		PERF_TYPE_HARDWARE, PERF_TYPE_HARDWARE, PERF_TYPE_SOFTWARE,
+	};
+	static const __u64 config[] = {
+		PERF_COUNT_HW_INSTRUCTIONS, PERF_COUNT_HW_CPU_CYCLES,
+		PERF_COUNT_SW_TASK_CLOCK,
+	};
+	pid_t pid = p->where == CALLER ? 0 : p->where == CHILD ? self->child[0] : -1;
+	struct perf_event_attr attr;
+
+	pfm_perf_attr(&attr, type[p->ev], config[p->ev]);
+	attr.exclude_kernel = p->ev == EV_INSN;
+	attr.exclude_hv = p->ev == EV_INSN;
+	attr.exclude_guest = p->eg;
+	attr.disabled = disabled;
+	return pfm_perf_open(&attr, pid, p->where == CPU_C ? self->cpu : -1, -1);
+}
+
+/* Open and close at once: 0, or the errno. */
+static int probe_errno(const struct probe *p, struct _test_data_share *self)
+{
+	int pfd = probe_open(p, self, 1);
+
+	if (pfd < 0)
+		return errno;
+	close(pfd);
+	return 0;
+}
+
+static const struct probe host_event = { CALLER, 1, EV_INSN, 0, "host event" };
+
+static void expect_probes(struct __test_metadata *_metadata,
+			  struct _test_data_share *self, const struct probe *p, int n)
+{
+	int err;
+
+	for (; n--; p++) {
+		err = probe_errno(p, self);
+		EXPECT_EQ(p->err, err) TH_LOG("%s (C = CPU %d): %s", p->what,
+					      self->cpu, pfm_errname(err));
+	}
+}
+
 FIXTURE_SETUP(share)
 {
-	int a, b, err, i;
+	int a, b, err;
 
 	self->fd = -1;
 	self->fd2 = -1;
-	for (i = 0; i < 4; i++)
-		self->pfd[i] = -1;
-	self->child[0] = -1;
-	self->child[1] = -1;
+	memset(self->pfd, -1, sizeof(self->pfd));
+	memset(self->child, -1, sizeof(self->child));
 	self->shm = MAP_FAILED;
 	if (pfm_require_pmu(_metadata, &self->pmu))
 		return;
 	self->shared = pfm_pmu_shared();
 	/* a host event, before any context: perf must drive this PMU */
-	err = perf_insn_errno(0, -1, 1);
+	err = probe_errno(&host_event, self);
 	if (err == ENOENT || err == ENODEV || err == EOPNOTSUPP)
-		SKIP(return, "perf_events has no hardware PMU: %s",
-		     strerror(err));
-	ASSERT_EQ(0, err) TH_LOG("perf_event_open of a host event: %s",
-				 pfm_errname(err));
+		SKIP(return, "perf_events has no hardware PMU: %s", strerror(err));
+	ASSERT_EQ(0, err) TH_LOG("perf_event_open of a host event: %s", pfm_errname(err));
 	if (pfm_two_cpus(&a, &b)) {
 		a = sched_getcpu();
 		b = a;
@@ -241,7 +237,7 @@ FIXTURE_SETUP(share)
 	self->cpu = b;
 	self->shm = mmap(NULL, sizeof(*self->shm), PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, self->shm);
+	ASSERT_TRUE(self->shm != MAP_FAILED);
 	memset(self->shm, 0, sizeof(*self->shm));
 	self->fd = pfm_create(0);
 	ASSERT_LE(0, self->fd);
@@ -265,22 +261,39 @@ FIXTURE_TEARDOWN(share)
 		munmap(self->shm, sizeof(*self->shm));
 }
 
-/* The tests of a shared PMU skip elsewhere: 1 if skipped. */
 static int require_shared(struct __test_metadata *_metadata, int shared)
 {
 	if (!shared)
-		SKIP(return 1,
-		     "AMD without PerfMonV2: perfmon and perf exclude each other");
+		SKIP(return 1, "AMD without PerfMonV2: perfmon and perf exclude each other");
 	return 0;
 }
 
-/*
- * A perf group (instructions, branch instructions) counted between
- * PERF_EVENT_IOC_ENABLE and _DISABLE around ROUNDS x (pfm_loop(n),
- * sched_yield()): the same code for every n.
- */
-static int perf_rounds(int leader, unsigned long n, __u64 *insn,
-		       __u64 *branch)
+/* Fork the helper @fn(shm, pmu, @cpu, @n) as child[0]; wait until it is set up. */
+static void start_helper(struct __test_metadata *_metadata,
+			 struct _test_data_share *self, int cpu, int n,
+			 void (*fn)(struct shm *s, const struct pfm_pmu *pmu, int cpu, int n))
+{
+	struct shm *s = self->shm;
+
+	self->child[0] = fork();
+	ASSERT_LE(0, self->child[0]);
+	if (self->child[0] == 0)
+		fn(s, &self->pmu, cpu, n);
+	ASSERT_EQ(1, wait_flag(&s->ready, self->child[0]))
+		TH_LOG("perf side: %s: %s", s->what ? s->what : "died", pfm_errname(s->err));
+}
+
+static void reap_helper(struct __test_metadata *_metadata,
+			struct _test_data_share *self)
+{
+	struct shm *s = self->shm;
+
+	ASSERT_EQ(0, reap(&self->child[0]))
+		TH_LOG("perf side: %s: %s", s->what ? s->what : "died", pfm_errname(s->err));
+}
+
+/* The perf group counts ROUNDS x (pfm_loop(n), sched_yield()). */
+static int perf_rounds(int leader, unsigned long n, __u64 *insn, __u64 *branch)
 {
 	__u64 v[2];
 	int i;
@@ -300,10 +313,7 @@ static int perf_rounds(int leader, unsigned long n, __u64 *insn,
 	return 0;
 }
 
-/*
- * Between two loops: yield, or with @pp, write a byte to pp[1] and wait,
- * blocked, for the answer on pp[0]. 0, or -1.
- */
+/* Yield, or with @pp, send a byte on pp[1] and block for the answer. */
 static int pause_round(const int *pp)
 {
 	char c = 0;
@@ -315,10 +325,7 @@ static int pause_round(const int *pp)
 	return 0;
 }
 
-/*
- * PMD0 (instructions) and PMD1 (branches) from init[], started, then
- * @rounds x (pfm_loop(@n), pause_round(@pp)), stopped, read into val[].
- */
+/* PMD0/PMD1 from init[] count @rounds x (pfm_loop(@n), pause_round()). */
 static int pfm_window(int fd, const __u64 *init, int rounds, unsigned long n,
 		      __u64 *val, const int *pp)
 {
@@ -340,14 +347,13 @@ static int pfm_window(int fd, const __u64 *init, int rounds, unsigned long n,
 }
 
 /* The helper of host_event_and_context_alternate, on @cpu. */
-static void perf_side(struct shm *s, const struct pfm_pmu *pmu, int cpu,
-		      const unsigned long *ns)
+static void perf_side(struct shm *s, const struct pfm_pmu *pmu, int cpu, int unused)
 {
-	int fds[3], leader, i;
+	int leader, i;
 
 	if (pfm_pin(0, cpu))
 		helper_fail(s, "sched_setaffinity");
-	leader = perf_group_open(pmu, 0, fds);
+	leader = perf_group_open(pmu, 0);
 	if (leader < 0)
 		helper_fail(s, "perf_event_open of the host events");
 	/* pfm_perf_open() may move a task on a hybrid processor: back to C */
@@ -357,7 +363,7 @@ static void perf_side(struct shm *s, const struct pfm_pmu *pmu, int cpu,
 	while (!READ_ONCE_INT(s->go))
 		sched_yield();
 	for (i = 0; i < 3; i++)
-		if (perf_rounds(leader, ns[i], &s->insn[i], &s->branch[i]))
+		if (perf_rounds(leader, round_ns[i], &s->insn[i], &s->branch[i]))
 			helper_fail(s, "perf ioctl or read");
 	WRITE_ONCE_INT(s->helper_done, 1);
 	/* stay runnable beside the parent until it is done too */
@@ -374,11 +380,9 @@ static void perf_side(struct shm *s, const struct pfm_pmu *pmu, int cpu,
  */
 TEST_F_TIMEOUT(share, host_event_and_context_alternate, 300)
 {
-	const unsigned long ns[3] = { ROUND_LOOP, ROUND_LOOP, 2 * ROUND_LOOP };
 	const __u64 loop_insn = ROUNDS * ROUND_LOOP * PFM_LOOP_INSN;
 	const __u64 loop_branch = ROUNDS * ROUND_LOOP * PFM_LOOP_BRANCH;
 	struct shm *s = self->shm;
-	static const __u64 zero[2];
 	__u64 v[3][2];
 	long sw0, sw1;
 	int i;
@@ -386,30 +390,20 @@ TEST_F_TIMEOUT(share, host_event_and_context_alternate, 300)
 	if (require_shared(_metadata, self->shared))
 		return;
 	ASSERT_EQ(0, pfm_pin(0, self->cpu));
-	self->child[0] = fork();
-	ASSERT_LE(0, self->child[0]);
-	if (self->child[0] == 0)
-		perf_side(s, &self->pmu, self->cpu, ns);
-	ASSERT_EQ(1, wait_flag(&s->ready, self->child[0]))
-		TH_LOG("perf side: %s: %s", s->what ? s->what : "died",
-		       pfm_errname(s->err));
+	start_helper(_metadata, self, self->cpu, 0, perf_side);
 	/* the host events exist: the context loads beside them */
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()))
-		TH_LOG("pfm_load_context beside a host event: %s",
-		       pfm_errname(errno));
+		TH_LOG("pfm_load_context beside a host event: %s", pfm_errname(errno));
 	sw0 = pfm_ctx_switches();
 	WRITE_ONCE_INT(s->go, 1);
-	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, pfm_window(self->fd, zero, ROUNDS, ns[i], v[i], NULL))
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, pfm_window(self->fd, zero, ROUNDS, round_ns[i], v[i], NULL))
 			TH_LOG("perfmon rounds: %s", pfm_errname(errno));
-	}
 	sw1 = pfm_ctx_switches();
 	/* keep taking turns with the helper until it is done */
 	wait_flag(&s->helper_done, self->child[0]);
 	WRITE_ONCE_INT(s->done, 1);
-	ASSERT_EQ(0, reap(&self->child[0]))
-		TH_LOG("perf side: %s: %s", s->what ? s->what : "died",
-		       pfm_errname(s->err));
+	reap_helper(_metadata, self);
 
 	TH_LOG("%ld context switches of the perfmon thread", sw1 - sw0);
 	EXPECT_LE(ROUNDS, sw1 - sw0);
@@ -432,11 +426,8 @@ TEST_F_TIMEOUT(share, host_event_and_context_alternate, 300)
 #define REFUSED_LOG	"event counting guests refused: a host user of the mediated PMU (perfmon) holds the counters"
 #define HOLDER_LOG	"perf: mediated PMU refused: perf events count guests"
 
-/*
- * Does the kernel log hold a line with @s? 1, 0, or -1 when it cannot be
- * read or lost its first records, where a line printed once may be.
- */
-static int kmsg_has(const char *s)
+/* The kernel log has @s, if it kept its first lines. */
+static void expect_in_log(struct __test_metadata *_metadata, const char *s)
 {
 	int fd, found = 0, whole = 1, first = 1;
 	unsigned long long seq;
@@ -444,9 +435,8 @@ static int kmsg_has(const char *s)
 	ssize_t n;
 
 	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
-	if (fd < 0)
-		return -1;
-	for (;;) {
+	whole = fd >= 0;
+	while (fd >= 0) {
 		n = read(fd, rec, sizeof(rec) - 1);
 		if (n < 0 && errno == EPIPE) {
 			whole = 0;
@@ -459,11 +449,40 @@ static int kmsg_has(const char *s)
 		if (first && (sscanf(rec, "%*u,%llu", &seq) != 1 || seq))
 			whole = 0;
 		first = 0;
-		found |= strstr(rec, s) != NULL;
+		found |= !!strstr(rec, s);
 	}
-	close(fd);
-	return found ? 1 : whole ? 0 : -1;
+	if (fd >= 0)
+		close(fd);
+	if (!found && !whole)
+		ksft_print_msg("the kernel log lost its first lines: not checked\n");
+	else
+		EXPECT_EQ(1, found) TH_LOG("no \"%s\" in the log", s);
 }
+
+/* With a context loaded: events that would count guests are refused... */
+static const struct probe refused[] = {
+	{ CALLER, 0, EV_INSN, EOPNOTSUPP, "exclude_guest=0 on the caller" },
+	{ CHILD, 0, EV_INSN, EOPNOTSUPP, "exclude_guest=0 on the monitored thread" },
+	{ CPU_C, 0, EV_INSN, EOPNOTSUPP, "exclude_guest=0 on CPU C" },
+	{ CALLER, 0, EV_CYCLES, EOPNOTSUPP, "cycles, all levels, exclude_guest=0" },
+};
+
+/* ... host events and software events are not */
+static const struct probe allowed[] = {
+	{ CALLER, 1, EV_INSN, 0, "host event on the caller" },
+	{ CHILD, 1, EV_INSN, 0, "host event on the monitored thread" },
+	{ CPU_C, 1, EV_INSN, 0, "host event on CPU C" },
+	{ CALLER, 0, EV_TASK_CLOCK, 0, "software event, exclude_guest=0" },
+};
+
+static const struct probe one_left[] = {
+	{ CALLER, 0, EV_INSN, EOPNOTSUPP, "exclude_guest=0 with one context left" },
+};
+
+static const struct probe none_left[] = {
+	{ CALLER, 0, EV_INSN, 0, "exclude_guest=0 after the last unload" },
+	{ CPU_C, 0, EV_INSN, 0, "exclude_guest=0 on CPU C after the last unload" },
+};
 
 /*
  * While a context is loaded, on any thread, an event that would count
@@ -478,49 +497,16 @@ TEST_F(share, guest_counting_event_refused_while_attached)
 	if (require_shared(_metadata, self->shared))
 		return;
 	/* the control: without a context it opens */
-	err = perf_insn_errno(0, -1, 0);
-	ASSERT_EQ(0, err) TH_LOG("exclude_guest=0 without a context: %s",
-				 pfm_errname(err));
+	err = probe_errno(&none_left[0], self);
+	ASSERT_EQ(0, err) TH_LOG("exclude_guest=0 without a context: %s", pfm_errname(err));
 	self->child[0] = pfm_fork_stopped_loop(0);
 	ASSERT_LT(0, self->child[0]);
 	ASSERT_EQ(0, pfm_load(self->fd, self->child[0]))
 		TH_LOG("pfm_load_context: %s", pfm_errname(errno));
-
-	err = perf_insn_errno(0, -1, 0);
-	EXPECT_EQ(EOPNOTSUPP, err) TH_LOG("exclude_guest=0 on the caller: %s",
-					  pfm_errname(err));
-	err = perf_insn_errno(self->child[0], -1, 0);
-	EXPECT_EQ(EOPNOTSUPP, err)
-		TH_LOG("exclude_guest=0 on the monitored thread: %s",
-		       pfm_errname(err));
-	err = perf_insn_errno(-1, self->cpu, 0);
-	EXPECT_EQ(EOPNOTSUPP, err)
-		TH_LOG("exclude_guest=0 on CPU %d: %s", self->cpu,
-		       pfm_errname(err));
-	err = perf_errno(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 0, -1,
-			 0);
-	EXPECT_EQ(EOPNOTSUPP, err)
-		TH_LOG("cycles, all levels, exclude_guest=0: %s", pfm_errname(err));
+	expect_probes(_metadata, self, refused, ARRAY_SIZE(refused));
 	/* once a boot: KVM's perf-based vPMU would say nothing */
-	err = kmsg_has(REFUSED_LOG);
-	if (err < 0)
-		ksft_print_msg("the kernel log lost its first lines: not checked\n");
-	else
-		EXPECT_EQ(1, err) TH_LOG("no \"%s\" in the log", REFUSED_LOG);
-
-	/* what may be created */
-	err = perf_insn_errno(0, -1, 1);
-	EXPECT_EQ(0, err) TH_LOG("host event on the caller: %s", pfm_errname(err));
-	err = perf_insn_errno(self->child[0], -1, 1);
-	EXPECT_EQ(0, err) TH_LOG("host event on the monitored thread: %s",
-				 pfm_errname(err));
-	err = perf_insn_errno(-1, self->cpu, 1);
-	EXPECT_EQ(0, err) TH_LOG("host event on CPU %d: %s", self->cpu,
-				 pfm_errname(err));
-	err = perf_errno(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, 0, -1,
-			 0);
-	EXPECT_EQ(0, err) TH_LOG("software event, exclude_guest=0: %s",
-				 pfm_errname(err));
+	expect_in_log(_metadata, REFUSED_LOG);
+	expect_probes(_metadata, self, allowed, ARRAY_SIZE(allowed));
 
 	/* a second context, on the caller; unloading the first is not enough */
 	self->fd2 = pfm_create(0);
@@ -529,20 +515,9 @@ TEST_F(share, guest_counting_event_refused_while_attached)
 	ASSERT_EQ(0, pfm_load(self->fd2, pfm_gettid()))
 		TH_LOG("second pfm_load_context: %s", pfm_errname(errno));
 	ASSERT_EQ(0, pfm_unload_context(self->fd));
-	err = perf_insn_errno(0, -1, 0);
-	EXPECT_EQ(EOPNOTSUPP, err)
-		TH_LOG("exclude_guest=0 with one context left: %s",
-		       pfm_errname(err));
-
-	/* the last one unloaded: it can be created again */
+	expect_probes(_metadata, self, one_left, ARRAY_SIZE(one_left));
 	ASSERT_EQ(0, pfm_unload_context(self->fd2));
-	err = perf_insn_errno(0, -1, 0);
-	EXPECT_EQ(0, err) TH_LOG("exclude_guest=0 after the last unload: %s",
-				 pfm_errname(err));
-	err = perf_insn_errno(-1, self->cpu, 0);
-	EXPECT_EQ(0, err)
-		TH_LOG("exclude_guest=0 on CPU %d after the last unload: %s",
-		       self->cpu, pfm_errname(err));
+	expect_probes(_metadata, self, none_left, ARRAY_SIZE(none_left));
 }
 
 /*
@@ -553,29 +528,24 @@ TEST_F(share, guest_counting_event_refused_while_attached)
  */
 TEST_F(share, guest_counting_event_keeps_contexts_out)
 {
+	static const struct probe guest[] = {
+		{ CALLER, 0, EV_INSN, 0, "on the caller" },
+		{ CHILD, 0, EV_INSN, 0, "on another process" },
+		{ CPU_C, 0, EV_INSN, 0, "on CPU C" },
+	};
 	int where, who, ret, err;
 
 	if (require_shared(_metadata, self->shared))
 		return;
 	self->child[0] = pfm_fork_stopped_loop(0);
 	ASSERT_LT(0, self->child[0]);
-	self->pfd[0] = perf_insn_open(0, -1, 1, 0);
+	self->pfd[0] = probe_open(&host_event, self, 0);
 	ASSERT_LE(0, self->pfd[0]) TH_LOG("host event: %s", pfm_errname(errno));
 
 	for (where = 0; where < 3; where++) {
-		static const char * const names[] = {
-			"on the caller", "on another process", "on CPU C",
-		};
-
-		if (where == 0)
-			self->pfd[1] = perf_insn_open(0, -1, 0, 0);
-		else if (where == 1)
-			self->pfd[1] = perf_insn_open(self->child[0], -1, 0, 0);
-		else
-			self->pfd[1] = perf_insn_open(-1, self->cpu, 0, 0);
+		self->pfd[1] = probe_open(&guest[where], self, 0);
 		ASSERT_LE(0, self->pfd[1])
-			TH_LOG("exclude_guest=0 %s: %s", names[where],
-			       pfm_errname(errno));
+			TH_LOG("exclude_guest=0 %s: %s", guest[where].what, pfm_errname(errno));
 		for (who = 0; who < 2; who++) {
 			pid_t tid = who ? self->child[0] : pfm_gettid();
 
@@ -586,7 +556,7 @@ TEST_F(share, guest_counting_event_keeps_contexts_out)
 			EXPECT_EQ(EBUSY, err)
 				TH_LOG("load on %s, exclude_guest=0 event %s: %s",
 				       who ? "a stopped child" : "the caller",
-				       names[where], pfm_errname(err));
+				       guest[where].what, pfm_errname(err));
 		}
 		ASSERT_EQ(0, close(self->pfd[1]));
 		self->pfd[1] = -1;
@@ -594,14 +564,10 @@ TEST_F(share, guest_counting_event_keeps_contexts_out)
 		/* closed: the load succeeds, the host event still open */
 		EXPECT_EQ(0, pfm_load(self->fd, pfm_gettid()))
 			TH_LOG("load after close, event was %s, host event open: %s",
-			       names[where], pfm_errname(errno));
+			       guest[where].what, pfm_errname(errno));
 		pfm_unload_context(self->fd);
 	}
-	err = kmsg_has(HOLDER_LOG);
-	if (err < 0)
-		ksft_print_msg("the kernel log lost its first lines: not checked\n");
-	else
-		EXPECT_EQ(1, err) TH_LOG("no \"%s\" in the log", HOLDER_LOG);
+	expect_in_log(_metadata, HOLDER_LOG);
 }
 
 /*
@@ -640,21 +606,15 @@ TEST_F_TIMEOUT(share, cpu_wide_host_event_skips_monitored_thread, 300)
 	for (i = 0; i < 2; i++)
 		ASSERT_EQ(0, pfm_pin(self->child[i], self->cpu));
 
-	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
-	attr.exclude_kernel = 1;
-	attr.exclude_hv = 1;
-	attr.exclude_guest = 1;
+	user_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 1);
 	attr.disabled = 1;
-	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
-			   PERF_FORMAT_TOTAL_TIME_RUNNING;
+	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	self->pfd[0] = pfm_perf_open(&attr, -1, self->cpu, -1);
 	ASSERT_LE(0, self->pfd[0])
-		TH_LOG("CPU-wide host event on CPU %d: %s", self->cpu,
-		       pfm_errname(errno));
+		TH_LOG("CPU-wide host event on CPU %d: %s", self->cpu, pfm_errname(errno));
 
 	ASSERT_EQ(0, pfm_load(self->fd, self->child[1]))
-		TH_LOG("pfm_load_context beside a CPU-wide host event: %s",
-		       pfm_errname(errno));
+		TH_LOG("pfm_load_context beside a CPU-wide host event: %s", pfm_errname(errno));
 	ASSERT_EQ(0, pfm_start(self->fd, NULL));
 	ASSERT_EQ(0, ioctl(self->pfd[0], PERF_EVENT_IOC_ENABLE, 0));
 	for (i = 0; i < 2; i++)
@@ -666,31 +626,23 @@ TEST_F_TIMEOUT(share, cpu_wide_host_event_skips_monitored_thread, 300)
 	/* the exit unloaded the context: its values stay */
 	ASSERT_EQ(0, pfm_read_pmd(self->fd, 0, &pmd));
 
-	ksft_print_msg(
-		"CPU-wide host event on CPU %d: %llu instructions, enabled %llu ns, running %llu ns\n",
-		       self->cpu, (unsigned long long)buf[0],
-		       (unsigned long long)buf[1],
+	ksft_print_msg("CPU-wide event, CPU %d: %llu instructions, enabled %llu, running %llu ns\n",
+		       self->cpu, (unsigned long long)buf[0], (unsigned long long)buf[1],
 		       (unsigned long long)buf[2]);
 	ksft_print_msg("perfmon PMD0 of the monitored child: %llu instructions, %llu looped\n",
 		       (unsigned long long)pmd, (unsigned long long)m_insn);
-	EXPECT_LE(n_insn, buf[0])
-		TH_LOG("the CPU-wide event missed the unmonitored child");
+	EXPECT_LE(n_insn, buf[0]) TH_LOG("the CPU-wide event missed the unmonitored child");
 	EXPECT_GT(n_insn + m_insn / 2, buf[0])
 		TH_LOG("the CPU-wide event counted the monitored thread");
 	EXPECT_LE(m_insn, pmd);
 	EXPECT_GT(m_insn + 10000, pmd);
 }
 
-/*
- * perf host event on the caller, around a context loaded on it: reset the
- * event, load and start the context, run pfm_loop(a), stop and unload it,
- * run pfm_loop(b), read both. The same code for every a and b.
- */
+/* Host event: reset; context: load, start, pfm_loop(a), unload; pfm_loop(b). */
 static int host_around_context(int pfd, int fd, unsigned long a,
 			       unsigned long b, __u64 *perf, __u64 *pmd)
 {
-	if (pfm_write_pmd(fd, 0, 0) ||
-	    ioctl(pfd, PERF_EVENT_IOC_RESET, 0) ||
+	if (pfm_write_pmd(fd, 0, 0) || ioctl(pfd, PERF_EVENT_IOC_RESET, 0) ||
 	    pfm_load(fd, pfm_gettid()) || pfm_start(fd, NULL))
 		return -1;
 	pfm_loop(a);
@@ -717,27 +669,24 @@ TEST_F_TIMEOUT(share, host_event_on_monitored_thread, 120)
 
 	if (require_shared(_metadata, self->shared))
 		return;
-	self->pfd[0] = perf_insn_open(0, -1, 1, 0);
+	self->pfd[0] = probe_open(&host_event, self, 0);
 	ASSERT_LE(0, self->pfd[0]) TH_LOG("host event: %s", pfm_errname(errno));
 	for (i = 0; i < ARRAY_SIZE(as); i++) {
 		ASSERT_EQ(0, host_around_context(self->pfd[0], self->fd, as[i],
 						 bs[i], &perf[i], &pmd[i]))
 			TH_LOG("run %u: %s", i, pfm_errname(errno));
 	}
-	EXPECT_COUNT(0, perf[2] - perf[1],
-		     "perf host event, loop under the context, 2N - N");
+	EXPECT_COUNT(0, perf[2] - perf[1], "perf host event, loop under the context, 2N - N");
 	EXPECT_COUNT(N * PFM_LOOP_INSN, perf[3] - perf[1],
 		     "perf host event, loop after the unload, 2N - N");
 	EXPECT_COUNT(N * PFM_LOOP_INSN, pmd[2] - pmd[1],
 		     "perfmon PMD0, loop under the context, 2N - N");
-	EXPECT_COUNT(0, pmd[3] - pmd[1],
-		     "perfmon PMD0, loop after the unload, 2N - N");
+	EXPECT_COUNT(0, pmd[3] - pmd[1], "perfmon PMD0, loop after the unload, 2N - N");
 	/* B and the few instructions around, not A too */
 	EXPECT_LE(N * PFM_LOOP_INSN, perf[1]);
 	EXPECT_GT(N * PFM_LOOP_INSN + 1000, perf[1]);
 }
 
-/* Loops on the caller's CPU until killed: what perf samples. */
 static void spinner(int cpu)
 {
 	if (pfm_pin(0, cpu))
@@ -774,49 +723,38 @@ TEST_F_TIMEOUT(share, overflows_beside_sampling_host_event, 600)
 	if (self->child[0] == 0)
 		spinner(self->cpu);
 
-	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
-	attr.exclude_kernel = 1;
-	attr.exclude_hv = 1;
-	attr.exclude_guest = 1;
+	user_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 1);
 	attr.sample_period = SAMPLE_PERIOD;
 	attr.sample_type = PERF_SAMPLE_IP;
 	self->pfd[0] = pfm_perf_open(&attr, -1, self->cpu, -1);
 	ASSERT_LE(0, self->pfd[0])
-		TH_LOG("CPU-wide sampling host event on CPU %d: %s",
-		       self->cpu, pfm_errname(errno));
+		TH_LOG("CPU-wide sampling host event on CPU %d: %s", self->cpu, pfm_errname(errno));
 	nmi0 = pfm_irq_count("NMI:", self->cpu);
 	pmi0 = pfm_irq_count("PMI:", self->cpu);
 
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()))
-		TH_LOG("pfm_load_context beside a sampling host event: %s",
-		       pfm_errname(errno));
+		TH_LOG("pfm_load_context beside a sampling host event: %s", pfm_errname(errno));
 	/* calibrate: the same window from 0, twice */
-	init[0] = 0;
-	init[1] = 0;
-	ASSERT_EQ(0, pfm_window(self->fd, init, OVF_YIELDS, OVF_LOOP, cal, NULL));
-	ASSERT_EQ(0, pfm_window(self->fd, init, OVF_YIELDS, OVF_LOOP, cal, NULL));
+	ASSERT_EQ(0, pfm_window(self->fd, zero, OVF_YIELDS, OVF_LOOP, cal, NULL));
+	ASSERT_EQ(0, pfm_window(self->fd, zero, OVF_YIELDS, OVF_LOOP, cal, NULL));
 	ASSERT_LT(OVF_POINTS + 1, cal[1]);
 
 	for (b = 0; b < 2; b++) {
 		for (j = 1; j <= OVF_POINTS; j++) {
 			/* wraps j/(OVF_POINTS + 1) into the window */
 			for (p = 0; p < 2; p++)
-				init[p] = bases[b] + top -
-					  cal[p] * j / (OVF_POINTS + 1);
+				init[p] = bases[b] + top - cal[p] * j / (OVF_POINTS + 1);
 			ASSERT_EQ(0, pfm_window(self->fd, init, OVF_YIELDS, OVF_LOOP, val, NULL));
 			rounds++;
 			for (p = 0; p < 2; p++)
-				EXPECT_COUNT(cal[p], val[p] - init[p],
-					     "PMD%d from %#llx", p,
+				EXPECT_COUNT(cal[p], val[p] - init[p], "PMD%d from %#llx", p,
 					     (unsigned long long)init[p]);
-			ASSERT_EQ(sizeof(count),
-				  read(self->pfd[0], &count, sizeof(count)));
+			ASSERT_EQ(sizeof(count), read(self->pfd[0], &count, sizeof(count)));
 			grew += count > last;
 			last = count;
 		}
 	}
-	EXPECT_EQ(rounds, grew) TH_LOG("perf's count grew in %d of %d windows",
-				       grew, rounds);
+	EXPECT_EQ(rounds, grew) TH_LOG("perf's count grew in %d of %d windows", grew, rounds);
 
 	/* stopped just below the wrap: nothing moves it */
 	init[0] = top - 3 * OVF_LOOP * PFM_LOOP_INSN / 4;
@@ -841,28 +779,26 @@ TEST_F_TIMEOUT(share, overflows_beside_sampling_host_event, 600)
 
 	nmi1 = pfm_irq_count("NMI:", self->cpu);
 	pmi1 = pfm_irq_count("PMI:", self->cpu);
-	ksft_print_msg(
-		"CPU %d: perf sampled %llu instructions (period %d), NMI %lld -> %lld, PMI %lld -> %lld, %d perfmon windows\n",
+	ksft_print_msg("CPU %d: perf %llu (period %d), NMI %lld -> %lld, PMI %lld -> %lld\n",
 		       self->cpu, (unsigned long long)count, SAMPLE_PERIOD,
-		       nmi0, nmi1, pmi0, pmi1, rounds);
+		       nmi0, nmi1, pmi0, pmi1);
 	/* perf's overflows are many, and so are the NMIs that bring them */
 	EXPECT_LE(20ULL * SAMPLE_PERIOD, count);
 	EXPECT_LE(nmi0 + 20, nmi1);
 }
 
 /* The helper of rdpmc_beside_host_event: perf counts on C until done. */
-static void perf_spinner(struct shm *s, const struct pfm_pmu *pmu, int cpu)
+static void perf_spinner(struct shm *s, const struct pfm_pmu *pmu, int cpu, int unused)
 {
-	int fds[3], leader;
+	int leader;
 	__u64 v[3];
 
 	if (pfm_pin(0, cpu))
 		helper_fail(s, "sched_setaffinity");
-	leader = perf_group_open(pmu, 1, fds);
+	leader = perf_group_open(pmu, 1);
 	if (leader < 0)
 		helper_fail(s, "perf_event_open of the host events");
-	if (pfm_pin(0, cpu) ||
-	    ioctl(leader, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP))
+	if (pfm_pin(0, cpu) || ioctl(leader, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP))
 		helper_fail(s, "sched_setaffinity or enable");
 	WRITE_ONCE_INT(s->ready, 1);
 	while (!READ_ONCE_INT(s->done)) {
@@ -896,23 +832,15 @@ TEST_F_TIMEOUT(share, rdpmc_beside_host_event, 300)
 
 	if (require_shared(_metadata, self->shared))
 		return;
-	if (pfm_file_read(pfm_rdpmc_knob_path(), knob, sizeof(knob)) > 0 &&
-	    knob[0] == '0')
+	if (pfm_file_read(pfm_rdpmc_knob_path(), knob, sizeof(knob)) > 0 && knob[0] == '0')
 		SKIP(return, "perf's rdpmc is 0: no RDPMC");
 	ASSERT_EQ(0, pfm_pin(0, self->cpu));
-	self->child[0] = fork();
-	ASSERT_LE(0, self->child[0]);
-	if (self->child[0] == 0)
-		perf_spinner(s, &self->pmu, self->cpu);
-	ASSERT_EQ(1, wait_flag(&s->ready, self->child[0]))
-		TH_LOG("perf side: %s: %s", s->what ? s->what : "died",
-		       pfm_errname(s->err));
+	start_helper(_metadata, self, self->cpu, 0, perf_spinner);
 
 	/* high bits above the width, low bits far from the wrap */
 	ASSERT_EQ(0, pfm_write_pmd(self->fd, 0, (0x5a5ULL << 52) | 12345));
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()))
-		TH_LOG("pfm_load_context beside host events: %s",
-		       pfm_errname(errno));
+		TH_LOG("pfm_load_context beside host events: %s", pfm_errname(errno));
 	ASSERT_EQ(0, pfm_start(self->fd, NULL));
 	ASSERT_EQ(0, pfm_rdpmc_safe(0, &x)) TH_LOG("RDPMC faulted");
 	for (i = 0; i < RD_ROUNDS; i++) {
@@ -926,36 +854,29 @@ TEST_F_TIMEOUT(share, rdpmc_beside_host_event, 300)
 	ASSERT_EQ(RD_ROUNDS, i) TH_LOG("pfm_read_pmds: %s", pfm_errname(errno));
 	ASSERT_EQ(0, pfm_stop(self->fd));
 	WRITE_ONCE_INT(s->done, 1);
-	ASSERT_EQ(0, reap(&self->child[0]))
-		TH_LOG("perf side: %s: %s", s->what ? s->what : "died",
-		       pfm_errname(s->err));
+	reap_helper(_metadata, self);
 
 	d1 = (v[0] - r1[0]) & mask;
 	d2 = (r2[0] - v[0]) & mask;
 	step = v[1] - v[0];
 	for (i = 0; i < RD_ROUNDS; i++) {
 		if (((v[i] - r1[i]) & mask) != d1 && !bad_d1++)
-			TH_LOG("round %d: RDPMC %#llx, PMD0 %#llx", i,
-			       (unsigned long long)r1[i],
+			TH_LOG("round %d: RDPMC %#llx, PMD0 %#llx", i, (unsigned long long)r1[i],
 			       (unsigned long long)v[i]);
 		if (((r2[i] - v[i]) & mask) != d2 && !bad_d2++)
 			TH_LOG("round %d: PMD0 %#llx, RDPMC after %#llx", i,
-			       (unsigned long long)v[i],
-			       (unsigned long long)r2[i]);
+			       (unsigned long long)v[i], (unsigned long long)r2[i]);
 		if (i && (v[i] - v[i - 1] != step ||
-			  ((r1[i] - r1[i - 1]) & mask) != (step & mask)) &&
-		    !bad_step++)
+			  ((r1[i] - r1[i - 1]) & mask) != (step & mask)) && !bad_step++)
 			TH_LOG("round %d: PMD0 moved %llu, RDPMC %llu, not %llu",
 			       i, (unsigned long long)(v[i] - v[i - 1]),
 			       (unsigned long long)((r1[i] - r1[i - 1]) & mask),
 			       (unsigned long long)step);
 	}
-	ksft_print_msg(
-		"RDPMC beside perf: PMD0 %llu instructions after RDPMC, %llu before the next, %llu a round; perf counted %llu instructions, %llu branches, %llu raw\n",
-		       (unsigned long long)d1, (unsigned long long)d2,
-		       (unsigned long long)step,
-		       (unsigned long long)s->insn[0],
-		       (unsigned long long)s->branch[0],
+	ksft_print_msg("beside perf: PMD0 %llu after RDPMC, %llu before the next, %llu a round\n",
+		       (unsigned long long)d1, (unsigned long long)d2, (unsigned long long)step);
+	ksft_print_msg("perf counted %llu instructions, %llu branches, %llu raw\n",
+		       (unsigned long long)s->insn[0], (unsigned long long)s->branch[0],
 		       (unsigned long long)s->raw[0]);
 	EXPECT_EQ(0, bad_d1);
 	EXPECT_EQ(0, bad_d2);
@@ -970,7 +891,6 @@ TEST_F_TIMEOUT(share, rdpmc_beside_host_event, 300)
 	EXPECT_LE((__u64)RD_LOOP * PFM_LOOP_INSN, s->raw[0]);
 	EXPECT_LE((__u64)RD_LOOP * PFM_LOOP_BRANCH, s->branch[0]);
 }
-
 
 /* The helper of idle_keeps_the_pmu, on @cpu: answers every byte. */
 static void echo_side(int cpu, int rfd, int wfd)
@@ -993,8 +913,6 @@ static void echo_side(int cpu, int rfd, int wfd)
  */
 TEST_F_TIMEOUT(share, idle_keeps_the_pmu, 300)
 {
-	const unsigned long ns[3] = { ROUND_LOOP, ROUND_LOOP, 2 * ROUND_LOOP };
-	static const __u64 zero[2];
 	int p2c[2], c2p[2], pp[2], i;
 	long long t0, t1;
 	__u64 v[3][2];
@@ -1022,8 +940,7 @@ TEST_F_TIMEOUT(share, idle_keeps_the_pmu, 300)
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 	t0 = pfm_cpu_stat("cpu_takes", self->cpu);
 	for (i = 0; i < 3; i++)
-		ASSERT_EQ(0, pfm_window(self->fd, zero, IDLE_ROUNDS, ns[i],
-					v[i], pp))
+		ASSERT_EQ(0, pfm_window(self->fd, zero, IDLE_ROUNDS, round_ns[i], v[i], pp))
 			TH_LOG("perfmon rounds: %s", pfm_errname(errno));
 	t1 = pfm_cpu_stat("cpu_takes", self->cpu);
 	close(pp[0]);
@@ -1033,21 +950,13 @@ TEST_F_TIMEOUT(share, idle_keeps_the_pmu, 300)
 	ksft_print_msg("CPU %d: %lld takes of the counters for %d wakeups\n",
 		       self->cpu, t1 - t0, 3 * IDLE_ROUNDS);
 	EXPECT_GT(3 * IDLE_ROUNDS / 10, t1 - t0);
-	EXPECT_COUNT(IDLE_ROUNDS * ROUND_LOOP * PFM_LOOP_INSN,
-		     v[2][0] - v[1][0],
-		     "perfmon PMD0 instructions, %d blocking rounds, 2n - n",
-		     IDLE_ROUNDS);
-	EXPECT_COUNT(IDLE_ROUNDS * ROUND_LOOP * PFM_LOOP_BRANCH,
-		     v[2][1] - v[1][1],
-		     "perfmon PMD1 branches, %d blocking rounds, 2n - n",
-		     IDLE_ROUNDS);
+	EXPECT_COUNT(IDLE_ROUNDS * ROUND_LOOP * PFM_LOOP_INSN, v[2][0] - v[1][0],
+		     "perfmon PMD0 instructions, %d blocking rounds, 2n - n", IDLE_ROUNDS);
+	EXPECT_COUNT(IDLE_ROUNDS * ROUND_LOOP * PFM_LOOP_BRANCH, v[2][1] - v[1][1],
+		     "perfmon PMD1 branches, %d blocking rounds, 2n - n", IDLE_ROUNDS);
 }
 
-/*
- * The general-purpose counters that CPUID enumerates on the calling CPU:
- * leaf 0xA, or the bitmap of leaf 0x23 where it has one; 0 on a CPU that
- * is not Intel's.
- */
+/* General-purpose counters of this CPU (CPUID 0xA or 0x23), 0 if not Intel. */
 static int intel_gp_counters(void)
 {
 	unsigned int a, b, c, d, n, gp, fixed;
@@ -1062,22 +971,17 @@ static int intel_gp_counters(void)
 }
 
 /*
- * The helper of undescribed_counters_read_zero, on @cpu: @n branch events
- * of its own, one on each general-purpose counter, count a loop in each
- * round that the parent starts (s->go), which it ends (s->helper_done)
- * yielding the CPU; the least count of the @n is left in s->branch[0].
+ * On @cpu, @n branch events (every counter) count a loop in each round
+ * (s->go to s->helper_done); the least count goes to s->branch[0].
  */
-static void perf_every_counter(struct shm *s, int n, int cpu)
+static void perf_every_counter(struct shm *s, const struct pfm_pmu *pmu, int cpu, int n)
 {
 	struct perf_event_attr attr;
 	__u64 v, least = ~0ULL;
 	int fds[UC_MAX], i, r;
 
 	for (i = 0; i < n; i++) {
-		pfm_perf_attr(&attr, PERF_TYPE_RAW, RAW_BRANCHES);
-		attr.exclude_kernel = 1;
-		attr.exclude_hv = 1;
-		attr.exclude_guest = 1;
+		user_attr(&attr, PERF_TYPE_RAW, RAW_BRANCHES, 1);
 		fds[i] = pfm_perf_open(&attr, 0, -1, -1);
 		if (fds[i] < 0)
 			helper_fail(s, "perf_event_open of a branch event");
@@ -1119,8 +1023,7 @@ TEST_F_TIMEOUT(share, undescribed_counters_read_zero, 300)
 
 	if (require_shared(_metadata, self->shared))
 		return;
-	if (pfm_file_read(pfm_rdpmc_knob_path(), knob, sizeof(knob)) > 0 &&
-	    knob[0] == '0')
+	if (pfm_file_read(pfm_rdpmc_knob_path(), knob, sizeof(knob)) > 0 && knob[0] == '0')
 		SKIP(return, "perf's rdpmc is 0: no RDPMC");
 	ASSERT_EQ(0, sched_getaffinity(0, sizeof(allowed), &allowed));
 	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
@@ -1135,13 +1038,7 @@ TEST_F_TIMEOUT(share, undescribed_counters_read_zero, 300)
 		     self->pmu.nr_gp);
 	ksft_print_msg("CPU %d: %d general-purpose counters, %d in the table\n",
 		       cpu, n, self->pmu.nr_gp);
-	self->child[0] = fork();
-	ASSERT_LE(0, self->child[0]);
-	if (self->child[0] == 0)
-		perf_every_counter(s, n, cpu);
-	ASSERT_EQ(1, wait_flag(&s->ready, self->child[0]))
-		TH_LOG("perf side: %s: %s", s->what ? s->what : "died",
-		       pfm_errname(s->err));
+	start_helper(_metadata, self, cpu, n, perf_every_counter);
 
 	ASSERT_EQ(0, pfm_pin(0, cpu));
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
@@ -1162,17 +1059,26 @@ TEST_F_TIMEOUT(share, undescribed_counters_read_zero, 300)
 		}
 	}
 	ASSERT_EQ(0, pfm_stop(self->fd));
-	ASSERT_EQ(0, reap(&self->child[0]))
-		TH_LOG("perf side: %s: %s", s->what ? s->what : "died",
-		       pfm_errname(s->err));
+	reap_helper(_metadata, self);
 	ksft_print_msg("%d rounds: >= %llu branches per perf event; %d reads of %d-%d not 0\n",
-		       UC_ROUNDS, (unsigned long long)s->branch[0], bad,
-		       self->pmu.nr_gp, n - 1);
+		       UC_ROUNDS, (unsigned long long)s->branch[0], bad, self->pmu.nr_gp, n - 1);
 	EXPECT_EQ(0, faults);
 	EXPECT_EQ(0, bad);
 	/* every event counted every round: perf used every counter */
 	EXPECT_LE((__u64)UC_ROUNDS * UC_LOOP * PFM_LOOP_BRANCH, s->branch[0]);
 }
+
+static const struct probe busy[] = {
+	{ CALLER, 0, EV_INSN, EBUSY, "exclude_guest=0 on the caller" },
+	{ CPU_C, 0, EV_INSN, EBUSY, "exclude_guest=0 on CPU C" },
+	{ CALLER, 1, EV_INSN, EBUSY, "exclude_guest=1 on the caller" },
+	{ CPU_C, 1, EV_INSN, EBUSY, "exclude_guest=1 on CPU C" },
+};
+
+static const struct probe unloaded[] = {
+	{ CALLER, 0, EV_INSN, 0, "exclude_guest=0 after the unload" },
+	{ CALLER, 1, EV_INSN, 0, "exclude_guest=1 after the unload" },
+};
 
 /*
  * AMD and Hygon without PerfMonV2: nothing is shared. Any hardware event
@@ -1181,48 +1087,25 @@ TEST_F_TIMEOUT(share, undescribed_counters_read_zero, 300)
  */
 TEST_F(share, exclusive_without_perfmon_v2)
 {
-	int eg, err;
+	unsigned int i;
+	char what[64];
 
 	if (self->shared)
 		SKIP(return, "perfmon shares this PMU with host events");
-	for (eg = 0; eg < 2; eg++) {
-		self->pfd[0] = perf_insn_open(0, -1, eg, 0);
-		ASSERT_LE(0, self->pfd[0])
-			TH_LOG("exclude_guest=%d: %s", eg, pfm_errname(errno));
-		expect_err(_metadata, pfm_load(self->fd, pfm_gettid()), EBUSY,
-			   eg ? "load beside a host event" :
-				"load beside an exclude_guest=0 event");
-		ASSERT_EQ(0, close(self->pfd[0]));
-		self->pfd[0] = -1;
-		self->pfd[0] = perf_insn_open(-1, self->cpu, eg, 0);
-		ASSERT_LE(0, self->pfd[0])
-			TH_LOG("CPU-wide exclude_guest=%d: %s", eg,
-			       pfm_errname(errno));
-		expect_err(_metadata, pfm_load(self->fd, pfm_gettid()), EBUSY,
-			   eg ? "load beside a CPU-wide host event" :
-				"load beside a CPU-wide exclude_guest=0 event");
+	for (i = 0; i < ARRAY_SIZE(busy); i++) {
+		self->pfd[0] = probe_open(&busy[i], self, 0);
+		ASSERT_LE(0, self->pfd[0]) TH_LOG("%s: %s", busy[i].what, pfm_errname(errno));
+		snprintf(what, sizeof(what), "load beside %s", busy[i].what);
+		expect_err(_metadata, pfm_load(self->fd, pfm_gettid()), EBUSY, what);
 		ASSERT_EQ(0, close(self->pfd[0]));
 		self->pfd[0] = -1;
 	}
 
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()))
 		TH_LOG("load with no perf event: %s", pfm_errname(errno));
-	for (eg = 0; eg < 2; eg++) {
-		err = perf_insn_errno(0, -1, eg);
-		EXPECT_EQ(EBUSY, err)
-			TH_LOG("exclude_guest=%d on the caller: %s", eg,
-			       pfm_errname(err));
-		err = perf_insn_errno(-1, self->cpu, eg);
-		EXPECT_EQ(EBUSY, err)
-			TH_LOG("exclude_guest=%d on CPU %d: %s", eg, self->cpu,
-			       pfm_errname(err));
-	}
+	expect_probes(_metadata, self, busy, ARRAY_SIZE(busy));
 	ASSERT_EQ(0, pfm_unload_context(self->fd));
-	for (eg = 0; eg < 2; eg++) {
-		err = perf_insn_errno(0, -1, eg);
-		EXPECT_EQ(0, err) TH_LOG("exclude_guest=%d after the unload: %s",
-					 eg, pfm_errname(err));
-	}
+	expect_probes(_metadata, self, unloaded, ARRAY_SIZE(unloaded));
 }
 
 TEST_HARNESS_MAIN

@@ -71,10 +71,19 @@ TEST_F(sysfs, debug)
 		TH_LOG("debug: '%s'", buf);
 }
 
+/* task_sessions_count reads @expected. */
+static void expect_sessions(struct __test_metadata *_metadata, __u64 expected)
+{
+	__u64 val;
+
+	ASSERT_EQ(0, pfm_sysfs_u64("task_sessions_count", &val));
+	EXPECT_EQ(expected, val);
+}
+
 /* Only contexts loaded on a thread count, wherever they are loaded. */
 TEST_F(sysfs, task_sessions_count)
 {
-	__u64 before, val;
+	__u64 before;
 	int fd1, fd2, status;
 	pid_t child;
 
@@ -83,33 +92,22 @@ TEST_F(sysfs, task_sessions_count)
 	ASSERT_LE(0, fd1);
 	fd2 = pfm_create(0);
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, pfm_sysfs_u64("task_sessions_count", &val));
-	EXPECT_EQ(before, val);
-
+	expect_sessions(_metadata, before);
 	ASSERT_EQ(0, pfm_load(fd1, pfm_gettid()));
-	ASSERT_EQ(0, pfm_sysfs_u64("task_sessions_count", &val));
-	EXPECT_EQ(before + 1, val);
-
+	expect_sessions(_metadata, before + 1);
 	child = pfm_fork_stopped_loop(10);
 	ASSERT_LT(0, child);
 	ASSERT_EQ(0, pfm_load(fd2, child));
-	ASSERT_EQ(0, pfm_sysfs_u64("task_sessions_count", &val));
-	EXPECT_EQ(before + 2, val);
-
+	expect_sessions(_metadata, before + 2);
 	ASSERT_EQ(0, pfm_unload_context(fd1));
-	ASSERT_EQ(0, pfm_sysfs_u64("task_sessions_count", &val));
-	EXPECT_EQ(before + 1, val);
-
+	expect_sessions(_metadata, before + 1);
 	/* the exit of the monitored thread unloads */
 	ASSERT_EQ(0, ptrace(PTRACE_CONT, child, NULL, NULL));
 	ASSERT_EQ(child, waitpid(child, &status, 0));
-	ASSERT_EQ(0, pfm_sysfs_u64("task_sessions_count", &val));
-	EXPECT_EQ(before, val);
-
+	expect_sessions(_metadata, before);
 	ASSERT_EQ(0, pfm_load(fd1, pfm_gettid()));
 	close(fd1);
-	ASSERT_EQ(0, pfm_sysfs_u64("task_sessions_count", &val));
-	EXPECT_EQ(before, val);
+	expect_sessions(_metadata, before);
 	close(fd2);
 }
 
@@ -121,42 +119,30 @@ TEST_F(sysfs, arg_mem_max_default)
 	EXPECT_EQ(sysconf(_SC_PAGESIZE), val);
 }
 
-/* Run fn in a child with root dropped (gid as given): its exit status. */
-static int unprivileged(gid_t gid, int (*fn)(void))
+/*
+ * In a child with root dropped (gid as given), create a context or, with
+ * @name, write @val to that file: 0, or the errno (-1: the child failed).
+ */
+static int unprivileged(gid_t gid, const char *name, const char *val)
 {
-	int status;
+	int status, fd;
 	pid_t pid;
 
 	pid = fork();
 	if (pid == 0) {
 		if (pfm_drop_root(gid))
 			_exit(200);
-		_exit(fn());
+		if (name)
+			_exit(pfm_sysfs_write(name, val) ? errno : 0);
+		fd = pfm_create(0);
+		if (fd < 0)
+			_exit(errno);
+		close(fd);
+		_exit(0);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		return -1;
 	return WEXITSTATUS(status);
-}
-
-/* 0 if a context can be created, else the errno. */
-static int try_create(void)
-{
-	int fd = pfm_create(0);
-
-	if (fd < 0)
-		return errno;
-	close(fd);
-	return 0;
-}
-
-static int try_write_arg_mem_max(void)
-{
-	return pfm_sysfs_write("arg_mem_max", "8192\n") ? errno : 0;
-}
-
-static int try_write_task_group(void)
-{
-	return pfm_sysfs_write("task_group", "65534\n") ? errno : 0;
 }
 
 TEST_F(sysfs, arg_mem_max_write)
@@ -187,22 +173,19 @@ TEST_F(sysfs, arg_mem_max_write)
 	fd = pfm_create(0);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(0, pfm_write_pmcs(fd, pmcs, n));
-	errno = 0;
-	EXPECT_EQ(-1, pfm_write_pmcs(fd, pmcs, n + 1));
-	EXPECT_EQ(E2BIG, errno);
+	expect_err(_metadata, pfm_write_pmcs(fd, pmcs, n + 1), E2BIG, "n + 1");
 	close(fd);
 	free(pmcs);
 
 	/* never below a page */
 	snprintf(buf, sizeof(buf), "%ld\n", page - 1);
-	errno = 0;
-	EXPECT_EQ(-1, pfm_sysfs_write("arg_mem_max", buf));
-	EXPECT_EQ(EINVAL, errno);
+	expect_err(_metadata, pfm_sysfs_write("arg_mem_max", buf), EINVAL,
+		   "a page - 1");
 	ASSERT_EQ(0, pfm_sysfs_u64("arg_mem_max", &val));
 	EXPECT_EQ(2 * page, val);
 
 	/* root only */
-	EXPECT_EQ(EACCES, unprivileged(65534, try_write_arg_mem_max));
+	EXPECT_EQ(EACCES, unprivileged(65534, "arg_mem_max", "8192\n"));
 }
 
 TEST_F(sysfs, task_group_default)
@@ -221,18 +204,18 @@ TEST_F(sysfs, task_group)
 	ASSERT_NE(0, self->task_group[0]);
 
 	ASSERT_EQ(0, pfm_sysfs_write("task_group", "-1\n"));
-	EXPECT_EQ(0, unprivileged(65534, try_create));
+	EXPECT_EQ(0, unprivileged(65534, NULL, NULL));
 
 	ASSERT_EQ(0, pfm_sysfs_write("task_group", "12345\n"));
-	EXPECT_EQ(EPERM, unprivileged(65534, try_create));
-	EXPECT_EQ(0, unprivileged(12345, try_create));
+	EXPECT_EQ(EPERM, unprivileged(65534, NULL, NULL));
+	EXPECT_EQ(0, unprivileged(12345, NULL, NULL));
 
 	ASSERT_EQ(0, pfm_sysfs_write("task_group", "65534\n"));
-	EXPECT_EQ(0, unprivileged(65534, try_create));
-	EXPECT_EQ(EPERM, unprivileged(12345, try_create));
+	EXPECT_EQ(0, unprivileged(65534, NULL, NULL));
+	EXPECT_EQ(EPERM, unprivileged(12345, NULL, NULL));
 
 	/* root only */
-	EXPECT_EQ(EACCES, unprivileged(65534, try_write_task_group));
+	EXPECT_EQ(EACCES, unprivileged(65534, "task_group", "65534\n"));
 }
 
 /* A pmu_desc attribute as a number, with its exact format checked. */
@@ -254,6 +237,16 @@ static int reg_attr(struct __test_metadata *_metadata, const char *kind,
 			 (unsigned long long)*val);
 	EXPECT_STREQ(fmt, buf) TH_LOG("%s", name);
 	return 0;
+}
+
+/* The value of a pmu_desc attribute, which must be there, well formed. */
+static __u64 attr(struct __test_metadata *_metadata, const char *kind,
+		  int num, const char *name)
+{
+	__u64 val;
+
+	ASSERT_EQ(0, reg_attr(_metadata, kind, num, name, &val));
+	return val;
 }
 
 /* Every register directory has its five files, well formed. */
@@ -289,22 +282,16 @@ TEST_F(sysfs, pmu_desc_files)
 		  self->pmu.nr_fixed, n);
 }
 
-static void cpu_vendor(char *vendor)
+TEST_F(sysfs, pmu_desc_model_matches_cpu)
 {
 	unsigned int a, b, c, d;
+	char vendor[13];
 
 	__cpuid(0, a, b, c, d);
 	memcpy(vendor, &b, 4);
 	memcpy(vendor + 4, &d, 4);
 	memcpy(vendor + 8, &c, 4);
 	vendor[12] = '\0';
-}
-
-TEST_F(sysfs, pmu_desc_model_matches_cpu)
-{
-	char vendor[13];
-
-	cpu_vendor(vendor);
 	if (strcmp(vendor, "GenuineIntel") && strcmp(vendor, "AuthenticAMD"))
 		SKIP(return, "CPU vendor %s", vendor);
 	EXPECT_EQ(!strcmp(vendor, "AuthenticAMD"), self->pmu.amd);
@@ -334,23 +321,21 @@ TEST_F(sysfs, pmu_desc_intel)
 	}
 
 	for (i = 0; i < self->pmu.nr_gp; i++) {
-		ASSERT_EQ(0, reg_attr(_metadata, "pmc", i, "addr", &val));
-		EXPECT_EQ(0x186 + i, val);
+		EXPECT_EQ(0x186 + i, attr(_metadata, "pmc", i, "addr"));
 		/* INT forced on; bits 63:32 and 21 reserved; EN is the user's */
-		ASSERT_EQ(0, reg_attr(_metadata, "pmc", i, "dfl_val", &val));
-		EXPECT_EQ(PFM_EVT_INT, val);
-		ASSERT_EQ(0, reg_attr(_metadata, "pmc", i, "rsvd_msk", &val));
+		EXPECT_EQ(PFM_EVT_INT, attr(_metadata, "pmc", i, "dfl_val"));
+		val = attr(_metadata, "pmc", i, "rsvd_msk");
 		EXPECT_EQ(0xffffffff00000000ULL, val & 0xffffffff00000000ULL);
 		EXPECT_EQ(PFM_EVT_INT | 0x200000ULL,
 			  val & (PFM_EVT_INT | 0x200000ULL));
 		EXPECT_EQ(0, val & (0xffffULL | PFM_EVT_USR | PFM_EVT_OS |
 				    PFM_EVT_EN));
 
-		ASSERT_EQ(0, reg_attr(_metadata, "pmd", i, "width", &width));
+		width = attr(_metadata, "pmd", i, "width");
 		EXPECT_TRUE(width == 31 || width == gp_width - 1)
 			TH_LOG("PMD%d width %llu", i,
 			       (unsigned long long)width);
-		ASSERT_EQ(0, reg_attr(_metadata, "pmd", i, "addr", &val));
+		val = attr(_metadata, "pmd", i, "addr");
 		/* legacy writes, or full-width ones through IA32_A_PMCi */
 		EXPECT_TRUE(val == 0xc1 + i || (width != 31 && val == 0x4c1 + i))
 			TH_LOG("PMD%d addr 0x%llx", i, (unsigned long long)val);
@@ -358,26 +343,18 @@ TEST_F(sysfs, pmu_desc_intel)
 	if (!self->pmu.nr_fixed)
 		return;
 
-	ASSERT_EQ(0, reg_attr(_metadata, "pmc", PFM_FIXED_BASE, "addr", &val));
-	EXPECT_EQ(0x38d, val);
+	EXPECT_EQ(0x38d, attr(_metadata, "pmc", PFM_FIXED_BASE, "addr"));
 	/* only OS and USR per counter; PMI forced on */
 	for (i = 0; i < self->pmu.nr_fixed; i++) {
 		allowed |= (PFM_FIXED_OS | PFM_FIXED_USR) << (4 * i);
 		pmi |= PFM_FIXED_PMI << (4 * i);
 	}
-	ASSERT_EQ(0, reg_attr(_metadata, "pmc", PFM_FIXED_BASE, "dfl_val",
-			      &val));
-	EXPECT_EQ(pmi, val);
-	ASSERT_EQ(0, reg_attr(_metadata, "pmc", PFM_FIXED_BASE, "rsvd_msk",
-			      &val));
-	EXPECT_EQ(~allowed, val);
-	for (i = 0; i < self->pmu.nr_fixed; i++) {
-		ASSERT_EQ(0, reg_attr(_metadata, "pmd", PFM_FIXED_BASE + i,
-				      "addr", &val));
-		EXPECT_EQ(0x309 + i, val);
-		ASSERT_EQ(0, reg_attr(_metadata, "pmd", PFM_FIXED_BASE + i,
-				      "width", &val));
-		EXPECT_EQ(fixed_width - 1, val);
+	EXPECT_EQ(pmi, attr(_metadata, "pmc", PFM_FIXED_BASE, "dfl_val"));
+	EXPECT_EQ(~allowed, attr(_metadata, "pmc", PFM_FIXED_BASE, "rsvd_msk"));
+	for (i = PFM_FIXED_BASE; i < PFM_FIXED_BASE + self->pmu.nr_fixed; i++) {
+		EXPECT_EQ(0x309 + i - PFM_FIXED_BASE,
+			  attr(_metadata, "pmd", i, "addr"));
+		EXPECT_EQ(fixed_width - 1, attr(_metadata, "pmd", i, "width"));
 	}
 }
 
@@ -392,17 +369,13 @@ TEST_F(sysfs, pmu_desc_amd)
 	EXPECT_EQ(f15h ? 6 : 4, self->pmu.nr_gp);
 	EXPECT_EQ(0, self->pmu.nr_fixed);
 	for (i = 0; i < self->pmu.nr_gp; i++) {
-		ASSERT_EQ(0, reg_attr(_metadata, "pmc", i, "addr", &val));
 		EXPECT_EQ(f15h ? 0xc0010200ULL + 2 * i : 0xc0010000ULL + i,
-			  val);
-		ASSERT_EQ(0, reg_attr(_metadata, "pmd", i, "addr", &val));
+			  attr(_metadata, "pmc", i, "addr"));
 		EXPECT_EQ(f15h ? 0xc0010201ULL + 2 * i : 0xc0010004ULL + i,
-			  val);
-		ASSERT_EQ(0, reg_attr(_metadata, "pmd", i, "width", &val));
-		EXPECT_EQ(47, val);
-		ASSERT_EQ(0, reg_attr(_metadata, "pmc", i, "dfl_val", &val));
-		EXPECT_EQ(PFM_EVT_INT, val);
-		ASSERT_EQ(0, reg_attr(_metadata, "pmc", i, "rsvd_msk", &val));
+			  attr(_metadata, "pmd", i, "addr"));
+		EXPECT_EQ(47, attr(_metadata, "pmd", i, "width"));
+		EXPECT_EQ(PFM_EVT_INT, attr(_metadata, "pmc", i, "dfl_val"));
+		val = attr(_metadata, "pmc", i, "rsvd_msk");
 		EXPECT_EQ(PFM_EVT_INT, val & PFM_EVT_INT);
 		EXPECT_EQ(0, val & (0xf0000ffffULL | PFM_EVT_USR | PFM_EVT_OS |
 				    PFM_EVT_EN));
