@@ -6,6 +6,7 @@
 #define pr_fmt(fmt) "perfmon: " fmt
 
 #include <linux/bits.h>
+#include <linux/cache.h>
 #include <linux/errno.h>
 #include <linux/init.h>
 #include <linux/perfmon_pmu.h>
