@@ -7,7 +7,6 @@
  */
 #define _GNU_SOURCE
 #include <poll.h>
-#include <sys/ptrace.h>
 
 #include "../kselftest_harness.h"
 #include "pfm_util.h"

@@ -1,21 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The helpers of the perfmon selftests: see pfm_util.h. */
-#include <cpuid.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <sched.h>
-#include <setjmp.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-#include <sys/personality.h>
-#include <sys/prctl.h>
-#include <sys/ptrace.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-
+/*
+ * The helpers of the perfmon selftests, compiled once and linked into
+ * every test program: see pfm_util.h.
+ */
 #include "../kselftest.h"
 #include "pfm_util.h"
 
@@ -26,23 +13,7 @@ long pfm_create_context(struct pfarg_ctx *ctx, const char *smpl_name,
 		       smpl_size);
 }
 
-/* The calls, raw: -1 and errno on failure, as libpfm-3.x sees them. */
-#define PFM_CALL(name, params, ...)				\
-int pfm_##name params						\
-{								\
-	return syscall(__NR_pfm_##name, __VA_ARGS__);		\
-}
-
-PFM_CALL(write_pmcs, (int fd, struct pfarg_pmc *pmcs, int n), fd, pmcs, n)
-PFM_CALL(write_pmds, (int fd, struct pfarg_pmd *pmds, int n), fd, pmds, n)
-PFM_CALL(read_pmds, (int fd, struct pfarg_pmd *pmds, int n), fd, pmds, n)
-PFM_CALL(load_context, (int fd, struct pfarg_load *load), fd, load)
-PFM_CALL(start, (int fd, struct pfarg_start *start), fd, start)
-PFM_CALL(stop, (int fd), fd)
-PFM_CALL(unload_context, (int fd), fd)
-PFM_CALL(create_evtsets, (int fd, struct pfarg_setdesc *s, int n), fd, s, n)
-PFM_CALL(getinfo_evtsets, (int fd, struct pfarg_setinfo *s, int n), fd, s, n)
-
+/* Create a context with the given flags; -1 and errno on failure. */
 int pfm_create(unsigned int flags)
 {
 	struct pfarg_ctx ctx;
@@ -52,25 +23,33 @@ int pfm_create(unsigned int flags)
 	return pfm_create_context(&ctx, NULL, NULL, 0);
 }
 
-int pfm_load(int fd, pid_t tid)
+/*
+ * Read a sysfs file of perfmon into buf (at most size - 1 bytes, NUL
+ * terminated). Returns the number of bytes read or -1 with errno set.
+ */
+int pfm_read_sysfs(const char *name, char *buf, size_t size)
 {
-	struct pfarg_load load;
+	char path[256];
+	FILE *f;
+	size_t n;
 
-	memset(&load, 0, sizeof(load));
-	load.load_pid = tid;
-	return pfm_load_context(fd, &load);
+	snprintf(path, sizeof(path), PFM_SYSFS "/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, size - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return n;
 }
 
-pid_t pfm_gettid(void)
-{
-	return syscall(SYS_gettid);
-}
-
+/* Is perfmon in this kernel at all? */
 int pfm_present(void)
 {
 	return access(PFM_SYSFS "/version", R_OK) == 0;
 }
 
+/* The lowest free file descriptor, to show that a failed call kept none. */
 int pfm_next_fd(void)
 {
 	int fd = dup(0);
@@ -80,53 +59,68 @@ int pfm_next_fd(void)
 	return fd;
 }
 
-int pfm_file_read(const char *path, char *buf, size_t size)
+/* The other calls, raw: -1 and errno on failure, as libpfm-3.x sees them. */
+int pfm_write_pmcs(int fd, struct pfarg_pmc *pmcs, int count)
 {
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	buf[0] = '\0';
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return n;
+	return syscall(__NR_pfm_write_pmcs, fd, pmcs, count);
 }
 
-int pfm_file_write(const char *path, const char *val)
+int pfm_write_pmds(int fd, struct pfarg_pmd *pmds, int count)
 {
-	int fd = open(path, O_WRONLY), err;
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, val, strlen(val));
-	err = errno;
-	close(fd);
-	errno = err;
-	return n < 0 ? -1 : 0;
+	return syscall(__NR_pfm_write_pmds, fd, pmds, count);
 }
 
-int pfm_read_sysfs(const char *name, char *buf, size_t size)
+int pfm_read_pmds(int fd, struct pfarg_pmd *pmds, int count)
 {
-	char path[256];
-
-	snprintf(path, sizeof(path), PFM_SYSFS "/%s", name);
-	return pfm_file_read(path, buf, size);
+	return syscall(__NR_pfm_read_pmds, fd, pmds, count);
 }
 
-int pfm_sysfs_write(const char *name, const char *val)
+int pfm_load_context(int fd, struct pfarg_load *load)
 {
-	char path[256];
-
-	snprintf(path, sizeof(path), PFM_SYSFS "/%s", name);
-	return pfm_file_write(path, val);
+	return syscall(__NR_pfm_load_context, fd, load);
 }
 
-/* Decimal, 0x hex or -1, and a newline. */
+int pfm_start(int fd, struct pfarg_start *start)
+{
+	return syscall(__NR_pfm_start, fd, start);
+}
+
+int pfm_stop(int fd)
+{
+	return syscall(__NR_pfm_stop, fd);
+}
+
+int pfm_unload_context(int fd)
+{
+	return syscall(__NR_pfm_unload_context, fd);
+}
+
+int pfm_create_evtsets(int fd, struct pfarg_setdesc *sets, int count)
+{
+	return syscall(__NR_pfm_create_evtsets, fd, sets, count);
+}
+
+int pfm_getinfo_evtsets(int fd, struct pfarg_setinfo *sets, int count)
+{
+	return syscall(__NR_pfm_getinfo_evtsets, fd, sets, count);
+}
+
+pid_t pfm_gettid(void)
+{
+	return syscall(SYS_gettid);
+}
+
+/* Load a context on a thread given by its thread id. */
+int pfm_load(int fd, pid_t tid)
+{
+	struct pfarg_load load;
+
+	memset(&load, 0, sizeof(load));
+	load.load_pid = tid;
+	return pfm_load_context(fd, &load);
+}
+
+/* Read a number (decimal, 0x hex or -1) from a perfmon sysfs file. */
 int pfm_sysfs_u64(const char *name, __u64 *val)
 {
 	char buf[64], *end;
@@ -135,15 +129,50 @@ int pfm_sysfs_u64(const char *name, __u64 *val)
 		return -1;
 	errno = 0;
 	*val = strtoull(buf, &end, 0);
-	return errno || end == buf || *end != '\n' || end[1] ? -1 : 0;
+	if (errno || end == buf || *end != '\n' || end[1])
+		return -1;
+	return 0;
 }
 
+/* task_sessions_count, or -1. */
 long pfm_sessions(void)
 {
 	__u64 val;
 
-	return pfm_sysfs_u64("task_sessions_count", &val) ? -1 : (long)val;
+	if (pfm_sysfs_u64("task_sessions_count", &val))
+		return -1;
+	return val;
 }
+
+/* Write a string to a perfmon sysfs file: 0, or -1 with errno set. */
+int pfm_sysfs_write(const char *name, const char *val)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), PFM_SYSFS "/%s", name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	if (n < 0) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+const char * const pfm_model_names[] = {
+	[PFM_MODEL_INTEL_CORE]	= "Intel Core",
+	[PFM_MODEL_INTEL_ARCH]	= "Intel architectural perfmon",
+	[PFM_MODEL_AMD64]	= "AMD64",
+	[PFM_MODEL_AMD64_F15H]	= "AMD64 Fam15h",
+};
 
 int pfm_reg_exists(const char *kind, int num)
 {
@@ -153,6 +182,7 @@ int pfm_reg_exists(const char *kind, int num)
 	return access(path, F_OK) == 0;
 }
 
+/* Read one attribute of pmu_desc/<kind><num>/ as a number. */
 int pfm_reg_attr(const char *kind, int num, const char *attr, __u64 *val)
 {
 	char name[128];
@@ -161,31 +191,31 @@ int pfm_reg_attr(const char *kind, int num, const char *attr, __u64 *val)
 	return pfm_sysfs_u64(name, val);
 }
 
-static int pfm_pmu_probe(struct pfm_pmu *pmu)
+int pfm_pmu_probe(struct pfm_pmu *pmu)
 {
-	static const char * const models[] = {
-		[PFM_MODEL_INTEL_CORE]	= "Intel Core",
-		[PFM_MODEL_INTEL_ARCH]	= "Intel architectural perfmon",
-		[PFM_MODEL_AMD64]	= "AMD64",
-		[PFM_MODEL_AMD64_F15H]	= "AMD64 Fam15h",
-	};
 	char buf[64];
 	__u64 w;
+	int i;
 
 	memset(pmu, 0, sizeof(*pmu));
 	if (pfm_read_sysfs("pmu_desc/model", buf, sizeof(buf)) <= 0)
 		return -1;
 	buf[strcspn(buf, "\n")] = '\0';
-	while (pmu->model < PFM_MODEL_UNKNOWN && strcmp(buf, models[pmu->model]))
-		pmu->model++;
+	pmu->model = PFM_MODEL_UNKNOWN;
+	for (i = 0; i < PFM_MODEL_UNKNOWN; i++)
+		if (!strcmp(buf, pfm_model_names[i]))
+			pmu->model = i;
 	if (pmu->model == PFM_MODEL_UNKNOWN)
 		return -1;
-	pmu->amd = pmu->model >= PFM_MODEL_AMD64;
+	pmu->amd = pmu->model == PFM_MODEL_AMD64 ||
+		   pmu->model == PFM_MODEL_AMD64_F15H;
 	while (pmu->nr_gp < PFM_FIXED_BASE && pfm_reg_exists("pmd", pmu->nr_gp))
 		pmu->nr_gp++;
 	while (pfm_reg_exists("pmd", PFM_FIXED_BASE + pmu->nr_fixed))
 		pmu->nr_fixed++;
-	if (!pmu->nr_gp || pfm_reg_attr("pmd", 0, "width", &w))
+	if (!pmu->nr_gp)
+		return -1;
+	if (pfm_reg_attr("pmd", 0, "width", &w))
 		return -1;
 	pmu->gp_width = w;
 	if (pmu->nr_fixed) {
@@ -196,33 +226,49 @@ static int pfm_pmu_probe(struct pfm_pmu *pmu)
 	return 0;
 }
 
+/*
+ * Can the tests count? 0: yes, pmu filled in. Otherwise *reason says why
+ * the tests that need a context skip (1) or why they cannot run (-1).
+ */
 int pfm_usable(struct pfm_pmu *pmu, const char **reason)
 {
 	int fd, err;
 
-	*reason = "perfmon is not in this kernel";
-	if (!pfm_present())
+	*reason = "";
+	if (!pfm_present()) {
+		*reason = "perfmon is not in this kernel";
 		return 1;
+	}
 	fd = pfm_create(0);
 	if (fd < 0) {
 		err = errno;
-		*reason = err == ENODEV ? "no PMU perfmon supports" :
-					  "pfm_create_context failed";
-		return err == ENODEV ? 1 : -1;
+		*reason = "pfm_create_context failed";
+		if (err == ENODEV) {
+			*reason = "no PMU perfmon supports";
+			return 1;
+		}
+		return -1;
 	}
 	/* the PMU is taken when a context is attached */
-	err = pfm_load(fd, pfm_gettid()) ? errno : 0;
-	close(fd);
-	if (err) {
-		*reason = err == EBUSY ?
-			  "perf_events holds the PMU (NMI watchdog?)" :
-			  "pfm_load_context on the caller failed";
-		return err == EBUSY ? 1 : -1;
+	if (pfm_load(fd, pfm_gettid())) {
+		err = errno;
+		close(fd);
+		*reason = "pfm_load_context on the caller failed";
+		if (err == EBUSY) {
+			*reason = "perf_events holds the PMU (NMI watchdog?)";
+			return 1;
+		}
+		return -1;
 	}
-	*reason = "pmu_desc is missing or incomplete";
-	return pfm_pmu_probe(pmu) ? -1 : 0;
+	close(fd);
+	if (pfm_pmu_probe(pmu)) {
+		*reason = "pmu_desc is missing or incomplete";
+		return -1;
+	}
+	return 0;
 }
 
+/* Event-select value for a GP counter, with EN and INT, as tools write it. */
 __u64 pfm_evtsel(const struct pfm_pmu *pmu, enum pfm_event ev, __u64 plm)
 {
 	static const __u64 intel[] = { 0xc0, 0xc4, 0x3c };
@@ -246,6 +292,10 @@ void pfm_pmd_set(struct pfarg_pmd *pmd, unsigned int num, __u64 value)
 	pmd->reg_value = value;
 }
 
+/*
+ * The usual set-up of the tests: PMC0/PMD0 count instructions and
+ * PMC1/PMD1 branch instructions, at privilege levels plm, from 0.
+ */
 int pfm_program(int fd, const struct pfm_pmu *pmu, __u64 plm)
 {
 	struct pfarg_pmc pmcs[2];
@@ -260,6 +310,28 @@ int pfm_program(int fd, const struct pfm_pmu *pmu, __u64 plm)
 	return pfm_write_pmds(fd, pmds, 2);
 }
 
+/* Write one PMD. */
+int pfm_write_pmd(int fd, unsigned int num, __u64 value)
+{
+	struct pfarg_pmd pmd;
+
+	pfm_pmd_set(&pmd, num, value);
+	return pfm_write_pmds(fd, &pmd, 1);
+}
+
+/* Read one PMD; -1 and errno on failure. */
+int pfm_read_pmd(int fd, unsigned int num, __u64 *value)
+{
+	struct pfarg_pmd pmd;
+
+	pfm_pmd_set(&pmd, num, 0);
+	if (pfm_read_pmds(fd, &pmd, 1))
+		return -1;
+	*value = pmd.reg_value;
+	return 0;
+}
+
+/* Read PMD0 (instructions) and PMD1 (branches) of pfm_program(). */
 int pfm_read2(int fd, __u64 *insn, __u64 *branch)
 {
 	struct pfarg_pmd pmds[2];
@@ -273,66 +345,61 @@ int pfm_read2(int fd, __u64 *insn, __u64 *branch)
 	return 0;
 }
 
-int pfm_write_pmd(int fd, unsigned int num, __u64 value)
-{
-	struct pfarg_pmd pmd;
-
-	pfm_pmd_set(&pmd, num, value);
-	return pfm_write_pmds(fd, &pmd, 1);
-}
-
-int pfm_read_pmd(int fd, unsigned int num, __u64 *value)
-{
-	struct pfarg_pmd pmd;
-
-	pfm_pmd_set(&pmd, num, 0);
-	if (pfm_read_pmds(fd, &pmd, 1))
-		return -1;
-	*value = pmd.reg_value;
-	return 0;
-}
-
-/* n: in %rdi, or on the stack (i386) */
 #if defined(__x86_64__)
-#define PFM_N		"%rdi"
-#define PFM_ACC		"%rax"
-#define PFM_GET_N	""
-#define PFM_SYSCALL	"syscall"
-#elif defined(__i386__)
-#define PFM_N		"%ecx"
-#define PFM_ACC		"%eax"
-#define PFM_GET_N	"	mov	4(%esp), %ecx\n"
-#define PFM_SYSCALL	"int	$0x80"
-#else
-#error "perfmon exists on x86 only"
-#endif
-
 asm(".pushsection .text\n"
 	".globl pfm_loop\n"
 	".type pfm_loop, @function\n"
 	"pfm_loop:\n"
-	PFM_GET_N
-	"	test	" PFM_N ", " PFM_N "\n"
+	"	test	%rdi, %rdi\n"
 	"	jz	2f\n"
 	"1:	nop\n"
 	"	nop\n"
-	"	inc	" PFM_ACC "\n"
-	"	dec	" PFM_N "\n"
+	"	inc	%rax\n"
+	"	dec	%rdi\n"
 	"	jnz	1b\n"
 	"2:	ret\n"
 	".size pfm_loop, . - pfm_loop\n"
 	".globl pfm_syscall_loop\n"
 	".type pfm_syscall_loop, @function\n"
 	"pfm_syscall_loop:\n"
-	PFM_GET_N
 	"1:	mov	$" PFM_STR(__NR_getppid) ", %eax\n"
-	"	" PFM_SYSCALL "\n"
-	"	dec	" PFM_N "\n"
+	"	syscall\n"
+	"	dec	%rdi\n"
 	"	jnz	1b\n"
 	"	ret\n"
 	".size pfm_syscall_loop, . - pfm_syscall_loop\n"
 	".popsection\n");
+#elif defined(__i386__)
+asm(".pushsection .text\n"
+	".globl pfm_loop\n"
+	".type pfm_loop, @function\n"
+	"pfm_loop:\n"
+	"	mov	4(%esp), %ecx\n"
+	"	test	%ecx, %ecx\n"
+	"	jz	2f\n"
+	"1:	nop\n"
+	"	nop\n"
+	"	inc	%eax\n"
+	"	dec	%ecx\n"
+	"	jnz	1b\n"
+	"2:	ret\n"
+	".size pfm_loop, . - pfm_loop\n"
+	".globl pfm_syscall_loop\n"
+	".type pfm_syscall_loop, @function\n"
+	"pfm_syscall_loop:\n"
+	"	mov	4(%esp), %ecx\n"
+	"1:	mov	$" PFM_STR(__NR_getppid) ", %eax\n"
+	"	int	$0x80\n"
+	"	dec	%ecx\n"
+	"	jnz	1b\n"
+	"	ret\n"
+	".size pfm_syscall_loop, . - pfm_syscall_loop\n"
+	".popsection\n");
+#else
+#error "perfmon exists on x86 only"
+#endif
 
+/* RDPMC of counter idx (bit 30: Intel fixed counter). */
 __u64 pfm_rdpmc(unsigned int idx)
 {
 	unsigned int lo, hi;
@@ -341,13 +408,19 @@ __u64 pfm_rdpmc(unsigned int idx)
 	return (__u64)hi << 32 | lo;
 }
 
-static __thread sigjmp_buf pfm_rdpmc_jmp;
-
-static void pfm_rdpmc_fault(int sig)
+sigjmp_buf *pfm_rdpmc_jmp(void)
 {
-	siglongjmp(pfm_rdpmc_jmp, 1);
+	static __thread sigjmp_buf jmp;
+
+	return &jmp;
 }
 
+void pfm_rdpmc_fault(int sig)
+{
+	siglongjmp(*pfm_rdpmc_jmp(), 1);
+}
+
+/* RDPMC that survives its fault: 0 and *val, or -1 after SIGSEGV. */
 int pfm_rdpmc_safe(unsigned int idx, __u64 *val)
 {
 	struct sigaction sa, old;
@@ -357,7 +430,7 @@ int pfm_rdpmc_safe(unsigned int idx, __u64 *val)
 	sa.sa_handler = pfm_rdpmc_fault;
 	if (sigaction(SIGSEGV, &sa, &old))
 		return -1;
-	if (sigsetjmp(pfm_rdpmc_jmp, 1))
+	if (sigsetjmp(*pfm_rdpmc_jmp(), 1))
 		ret = -1;
 	else
 		*val = pfm_rdpmc(idx);
@@ -365,7 +438,12 @@ int pfm_rdpmc_safe(unsigned int idx, __u64 *val)
 	return ret;
 }
 
-/* The code around the loop is the same for every n: differences are exact. */
+/*
+ * Self-monitoring measurement with the set-up of pfm_program() on a context
+ * loaded on the caller: zero the counters, start, run pfm_loop(n), stop,
+ * read. The code around the loop is the same for every n, so the
+ * difference between two values of n is exact.
+ */
 int pfm_measure(int fd, unsigned long n, __u64 *insn, __u64 *branch)
 {
 	struct pfarg_pmd pmds[2];
@@ -382,22 +460,33 @@ int pfm_measure(int fd, unsigned long n, __u64 *insn, __u64 *branch)
 	return pfm_read2(fd, insn, branch);
 }
 
+/*
+ * Wait for the child @pid to stop with signal @sig: @pid, or -1 with the
+ * child killed and reaped when it does anything else.
+ */
 pid_t pfm_wait_stop(pid_t pid, int sig)
 {
 	int status;
 
 	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
 	    WSTOPSIG(status) != sig) {
-		pfm_kill(pid);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
 		return -1;
 	}
 	return pid;
 }
 
+/*
+ * A child that stops itself under ptrace: fork, PTRACE_TRACEME, SIGSTOP;
+ * once continued it runs body(n) and exits with 0. Returns the pid with
+ * the child in its SIGSTOP stop, or -1.
+ */
 pid_t pfm_fork_stopped(void (*body)(unsigned long n), unsigned long n)
 {
-	pid_t pid = fork();
+	pid_t pid;
 
+	pid = fork();
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
@@ -410,34 +499,45 @@ pid_t pfm_fork_stopped(void (*body)(unsigned long n), unsigned long n)
 	return pfm_wait_stop(pid, SIGSTOP);
 }
 
+/* The same, the child running pfm_loop(n). */
 pid_t pfm_fork_stopped_loop(unsigned long n)
 {
 	return pfm_fork_stopped(pfm_loop, n);
 }
 
+/* A child that only waits to be killed (not traced, not stopped). */
 pid_t pfm_fork_idle(void)
 {
 	pid_t pid = fork();
 
-	while (pid == 0)
-		pause();
+	if (pid == 0) {
+		for (;;)
+			pause();
+	}
 	return pid;
 }
 
+/*
+ * Continue a stopped traced child without a signal and wait for its end:
+ * its exit status, or -1 if it stopped again or died of a signal.
+ */
 int pfm_cont_wait_exit(pid_t pid)
 {
 	int status;
 
-	if (ptrace(PTRACE_CONT, pid, NULL, NULL) ||
-	    waitpid(pid, &status, 0) != pid)
+	if (ptrace(PTRACE_CONT, pid, NULL, NULL))
+		return -1;
+	if (waitpid(pid, &status, 0) != pid)
 		return -1;
 	if (!WIFEXITED(status)) {
-		pfm_kill(pid);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
 		return -1;
 	}
 	return WEXITSTATUS(status);
 }
 
+/* Kill a child and reap it. */
 void pfm_kill(pid_t pid)
 {
 	if (pid > 0) {
@@ -446,6 +546,7 @@ void pfm_kill(pid_t pid)
 	}
 }
 
+/* Let the thread @pid (0: the caller) run on @cpu only. */
 int pfm_pin(pid_t pid, int cpu)
 {
 	cpu_set_t set;
@@ -455,6 +556,7 @@ int pfm_pin(pid_t pid, int cpu)
 	return sched_setaffinity(pid, sizeof(set), &set);
 }
 
+/* The first two CPUs the caller may run on: 0, or -1 if it has one. */
 int pfm_two_cpus(int *a, int *b)
 {
 	cpu_set_t set;
@@ -462,9 +564,14 @@ int pfm_two_cpus(int *a, int *b)
 
 	if (sched_getaffinity(0, sizeof(set), &set))
 		return -1;
-	for (cpu = 0; cpu < CPU_SETSIZE && n < 2; cpu++)
-		if (CPU_ISSET(cpu, &set))
-			*(n++ ? b : a) = cpu;
+	for (cpu = 0; cpu < CPU_SETSIZE && n < 2; cpu++) {
+		if (!CPU_ISSET(cpu, &set))
+			continue;
+		if (n++)
+			*b = cpu;
+		else
+			*a = cpu;
+	}
 	return n == 2 ? 0 : -1;
 }
 
@@ -478,12 +585,17 @@ void pfm_exec_child_main(void)
 	_exit(0);
 }
 
-/* Two runs without address space randomization are identical. */
+/*
+ * Fork and exec the test binary with @arg0 and the one environment string
+ * @env, under ptrace and without address space randomization (two runs
+ * are then identical): the child, stopped at the exec, or -1.
+ */
 pid_t pfm_exec_self_traced(char *arg0, char *env)
 {
 	char *envp[2] = { env, NULL }, *argv[2] = { arg0, NULL };
-	pid_t pid = fork();
+	pid_t pid;
 
+	pid = fork();
 	if (pid == 0) {
 		if (personality(ADDR_NO_RANDOMIZE) < 0 ||
 		    ptrace(PTRACE_TRACEME, 0, NULL, NULL))
@@ -494,7 +606,10 @@ pid_t pfm_exec_self_traced(char *arg0, char *env)
 	return pid < 0 ? -1 : pfm_wait_stop(pid, SIGTRAP);
 }
 
-/* On failure no file is left and @path is empty. */
+/*
+ * Copy the test binary to a new file of /tmp with @mode, its name in @path
+ * (@size bytes): 0, or -1 with no file left and @path empty.
+ */
 int pfm_copy_self(char *path, size_t size, mode_t mode)
 {
 	char buf[65536];
@@ -524,19 +639,49 @@ int pfm_copy_self(char *path, size_t size, mode_t mode)
 	return 0;
 }
 
+/*
+ * Read a small file (a sysctl, a sysfs knob) into buf, NUL terminated:
+ * its length, or -1 with buf empty.
+ */
+int pfm_file_read(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	buf[0] = '\0';
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+/* The column @name of CPU @cpu in the debug statistics, or -1. */
 long long pfm_cpu_stat(const char *name, int cpu)
 {
-	char buf[4096], *line, *tok, *rest, *save, *end;
+	char buf[4096], *line, *tok, *save;
 	long long val = -1;
 	int col = -1, i;
 
 	if (pfm_file_read(PFM_STATS, buf, sizeof(buf)) <= 0)
 		return -1;
-	rest = strtok_r(buf, "\n", &save);
-	for (i = 0; (tok = strsep(&rest, " ")); i++)
+	line = strtok_r(buf, "\n", &save);
+	for (i = 0, tok = line; tok; i++) {
+		char *sp = strchr(tok, ' ');
+
+		if (sp)
+			*sp = '\0';
 		if (!strcmp(tok, name))
 			col = i;
+		tok = sp ? sp + 1 : NULL;
+	}
 	while (col > 0 && (line = strtok_r(NULL, "\n", &save))) {
+		char *end;
+
 		if (strtol(line, &end, 10) != cpu || *end != ' ')
 			continue;
 		for (i = 0, tok = line; tok && i < col; i++) {
@@ -550,23 +695,53 @@ long long pfm_cpu_stat(const char *name, int cpu)
 	return val;
 }
 
+/* Write a string to a file in one write(): 0, or -1 with errno set. */
+int pfm_file_write(const char *path, const char *val)
+{
+	ssize_t n;
+	int fd, err;
+
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	err = errno;
+	close(fd);
+	errno = err;
+	return n < 0 ? -1 : 0;
+}
+
+int pfm_paranoid_get(void)
+{
+	int level = PFM_PARANOID_KEEP;
+	FILE *f = fopen(PFM_PARANOID, "r");
+
+	if (!f)
+		return PFM_PARANOID_KEEP;
+	if (fscanf(f, "%d", &level) != 1)
+		level = PFM_PARANOID_KEEP;
+	fclose(f);
+	return level;
+}
+
 int pfm_paranoid_write(int level)
 {
-	char buf[16];
+	FILE *f = fopen(PFM_PARANOID, "w");
+	int ret;
 
-	snprintf(buf, sizeof(buf), "%d\n", level);
-	return pfm_file_write(PFM_PARANOID, buf);
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%d\n", level) < 0;
+	return fclose(f) || ret ? -1 : 0;
 }
 
 int pfm_paranoid_set(int level)
 {
-	char buf[16], *end;
-	long old;
+	int old = pfm_paranoid_get();
 
-	if (pfm_file_read(PFM_PARANOID, buf, sizeof(buf)) <= 0)
+	if (old == PFM_PARANOID_KEEP || pfm_paranoid_write(level))
 		return PFM_PARANOID_KEEP;
-	old = strtol(buf, &end, 10);
-	return end == buf || pfm_paranoid_write(level) ? PFM_PARANOID_KEEP : old;
+	return old;
 }
 
 void pfm_paranoid_restore(int old)
@@ -581,21 +756,29 @@ int pfm_drop_root(gid_t gid)
 	    syscall(PFM_SYS_SETRESGID, gid, gid, gid) ||
 	    syscall(PFM_SYS_SETRESUID, 65534, 65534, 65534))
 		return -1;
-	/* as a tool's command would after exec: else only root can ptrace */
+	/*
+	 * Changing credentials made the process non-dumpable, and so its
+	 * children: nobody but root could ptrace them. A tool's command
+	 * would exec and be dumpable again.
+	 */
 	return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 }
 
 int pfm_reserve_allow(char *old)
 {
-	if (pfm_read_sysfs(PFM_RESERVE, old, PFM_RESERVE_LEN) <= 0)
-		return -1;	/* and old is "" */
+	if (pfm_read_sysfs(PFM_RESERVE, old, PFM_RESERVE_LEN) <= 0) {
+		old[0] = '\0';
+		return -1;
+	}
 	return pfm_sysfs_write(PFM_RESERVE, "1\n");
 }
 
 int pfm_reserve_restore(char *old)
 {
-	int ret = old[0] ? pfm_sysfs_write(PFM_RESERVE, old) : 0;
+	int ret = 0;
 
+	if (old[0])
+		ret = pfm_sysfs_write(PFM_RESERVE, old);
 	old[0] = '\0';
 	return ret;
 }
@@ -605,9 +788,16 @@ const char *pfm_rdpmc_knob_path(void)
 	static const char cpu[] = PFM_PERF_DEVICES "/cpu/rdpmc";
 	static const char core[] = PFM_PERF_DEVICES "/cpu_core/rdpmc";
 
-	return access(cpu, F_OK) && !access(core, F_OK) ? core : cpu;
+	if (access(cpu, F_OK) && !access(core, F_OK))
+		return core;
+	return cpu;
 }
 
+/*
+ * perf_event_open(), for the tests that compare perfmon with perf or need
+ * perf to use the PMU: pfm_perf_attr() zeroes @attr and sets its type and
+ * config; the caller sets what else it needs and opens it.
+ */
 void pfm_perf_attr(struct perf_event_attr *attr, __u32 type, __u64 config)
 {
 	memset(attr, 0, sizeof(*attr));
@@ -617,8 +807,10 @@ void pfm_perf_attr(struct perf_event_attr *attr, __u32 type, __u64 config)
 }
 
 /*
- * On a hybrid Intel processor, a task event of the hardware types counts
- * only while its task runs on a CPU of cpu_core: keep the task there.
+ * A hybrid Intel processor has a perf PMU per core type, and a task event
+ * of the hardware types counts only while its task runs on a CPU of
+ * cpu_core: the task is kept on those CPUs, so that perf counts all it
+ * runs, as on other processors.
  */
 void pfm_perf_keep_on_core(pid_t pid)
 {
@@ -626,10 +818,13 @@ void pfm_perf_keep_on_core(pid_t pid)
 	const unsigned int bits = 8 * sizeof(mask[0]);
 	char buf[256], *p = buf;
 	int a, b, n;
+	FILE *f;
 
-	if (pfm_file_read("/sys/bus/event_source/devices/cpu_core/cpus", buf,
-			  sizeof(buf)) < 0)
+	f = fopen("/sys/bus/event_source/devices/cpu_core/cpus", "r");
+	if (!f)
 		return;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
 	while (p && sscanf(p, "%d%n", &a, &n) == 1) {
 		p += n;
 		b = a;
@@ -652,12 +847,14 @@ int pfm_perf_open(struct perf_event_attr *attr, pid_t pid,
 	return syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, 0);
 }
 
+/* Context switches of the calling thread so far. */
 long pfm_ctx_switches(void)
 {
 	char line[128];
 	long total = 0, v;
-	FILE *f = fopen("/proc/thread-self/status", "r");
+	FILE *f;
 
+	f = fopen("/proc/thread-self/status", "r");
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
@@ -670,9 +867,12 @@ long pfm_ctx_switches(void)
 }
 
 /*
- * perf's mediated PMU shares it on Intel and AMD with PerfMonV2 (CPUID
- * 0x80000022 EAX[0]): its events that count guests (exclude_guest 0) fail
- * with EOPNOTSUPP while a context is attached; elsewhere all with EBUSY.
+ * Does perf share the PMU with perfmon? Its mediated PMU can, on every
+ * Intel processor and on AMD with PerfMonV2 (CPUID 0x80000022 EAX bit 0):
+ * there perf's events that count guests (exclude_guest 0, the default of
+ * perf_event_open()) fail with EOPNOTSUPP while a context is attached,
+ * and its host events (exclude_guest 1) count beside perfmon. Elsewhere
+ * every hardware event fails with EBUSY.
  */
 int pfm_pmu_shared(void)
 {
@@ -688,12 +888,18 @@ int pfm_pmu_shared(void)
 	return a & 1;
 }
 
+/* The errno of perf_event_open() of an event that counts guests. */
 int pfm_perf_busy_errno(void)
 {
 	return pfm_pmu_shared() ? EOPNOTSUPP : EBUSY;
 }
 
-/* Enumerated if CPUID.(7,1).EAX[8] and CPUID.(0x23,0).EAX[1]: bitmaps. */
+/*
+ * The counters of the calling CPU by CPUID leaf 0x23 sub-leaf 1, where it
+ * enumerates them (CPUID.(7,1).EAX[8], then leaf 0x23 sub-leaf 0 EAX[1]):
+ * bit i of *gp is general-purpose counter i, bit j of *fixed fixed counter
+ * j. Returns 0, or -1 where the CPU has no such enumeration.
+ */
 int pfm_cpuid_counters(unsigned int *gp, unsigned int *fixed)
 {
 	unsigned int a, b, c, d;
@@ -712,6 +918,7 @@ int pfm_cpuid_counters(unsigned int *gp, unsigned int *fixed)
 	return 0;
 }
 
+/* The name of an errno the tests expect, for their messages. */
 const char *pfm_errname(int err)
 {
 	static const struct { int err; const char *name; } names[] = {
@@ -732,14 +939,19 @@ const char *pfm_errname(int err)
 	return buf[n];
 }
 
+/*
+ * The row @name ("NMI:", "PMI:", "CAL:") of /proc/interrupts: the column
+ * of @cpu, or the sum of the columns for -1; -1 without that row or column.
+ */
 long long pfm_irq_count(const char *name, int cpu)
 {
 	unsigned long long v;
 	long long val = -1;
 	char tok[32];
-	FILE *f = fopen("/proc/interrupts", "r");
+	FILE *f;
 	int i;
 
+	f = fopen("/proc/interrupts", "r");
 	if (!f)
 		return -1;
 	while (fscanf(f, "%31s", tok) == 1) {
