@@ -25,6 +25,14 @@
 #include <sched.h>
 #include <sys/reboot.h>
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
 #include "pfm_util.h"
 
 /* Start counting on the calling thread at @plm; the context fd, or -1. */

@@ -59,6 +59,14 @@
 #include <termios.h>
 #include <sys/mman.h>
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
 #include "pfm_util.h"
 
 #define WARMUP_SECONDS		2

@@ -9,8 +9,11 @@
  * The PMU shared with the NMI watchdog.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>

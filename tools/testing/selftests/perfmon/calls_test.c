@@ -11,6 +11,7 @@
  * runs on CPU 0, one PMU; the harness's parent restores the knobs changed.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <limits.h>
 #include <stddef.h>
 #include <sys/eventfd.h>

@@ -8,8 +8,10 @@
  */
 #define _GNU_SOURCE
 #include <cpuid.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/ptrace.h>
 #include <time.h>
 #include <sys/mman.h>
 

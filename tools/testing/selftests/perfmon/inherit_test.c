@@ -24,6 +24,9 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/statvfs.h>
 #include <linux/futex.h>
 #include <linux/perf_event.h>

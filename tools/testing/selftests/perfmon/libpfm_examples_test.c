@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <poll.h>
+#include <sys/ptrace.h>
 
 #include "../kselftest_harness.h"
 #include "pfm_util.h"

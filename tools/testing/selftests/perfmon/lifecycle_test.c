@@ -11,6 +11,8 @@
 #include <sched.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <linux/perf_event.h>
 

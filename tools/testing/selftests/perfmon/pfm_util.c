@@ -1,8 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * The helpers of the perfmon selftests, compiled once and linked into
- * every test program: see pfm_util.h.
- */
+/* The helpers of the perfmon selftests: see pfm_util.h. */
+#include <cpuid.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
 #include "../kselftest.h"
 #include "pfm_util.h"
 
@@ -13,7 +26,23 @@ long pfm_create_context(struct pfarg_ctx *ctx, const char *smpl_name,
 		       smpl_size);
 }
 
-/* Create a context with the given flags; -1 and errno on failure. */
+/* The calls, raw: -1 and errno on failure, as libpfm-3.x sees them. */
+#define PFM_CALL(name, params, ...)				\
+int pfm_##name params						\
+{								\
+	return syscall(__NR_pfm_##name, __VA_ARGS__);		\
+}
+
+PFM_CALL(write_pmcs, (int fd, struct pfarg_pmc *pmcs, int n), fd, pmcs, n)
+PFM_CALL(write_pmds, (int fd, struct pfarg_pmd *pmds, int n), fd, pmds, n)
+PFM_CALL(read_pmds, (int fd, struct pfarg_pmd *pmds, int n), fd, pmds, n)
+PFM_CALL(load_context, (int fd, struct pfarg_load *load), fd, load)
+PFM_CALL(start, (int fd, struct pfarg_start *start), fd, start)
+PFM_CALL(stop, (int fd), fd)
+PFM_CALL(unload_context, (int fd), fd)
+PFM_CALL(create_evtsets, (int fd, struct pfarg_setdesc *s, int n), fd, s, n)
+PFM_CALL(getinfo_evtsets, (int fd, struct pfarg_setinfo *s, int n), fd, s, n)
+
 int pfm_create(unsigned int flags)
 {
 	struct pfarg_ctx ctx;
@@ -23,94 +52,6 @@ int pfm_create(unsigned int flags)
 	return pfm_create_context(&ctx, NULL, NULL, 0);
 }
 
-/*
- * Read a sysfs file of perfmon into buf (at most size - 1 bytes, NUL
- * terminated). Returns the number of bytes read or -1 with errno set.
- */
-int pfm_read_sysfs(const char *name, char *buf, size_t size)
-{
-	char path[256];
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), PFM_SYSFS "/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	n = fread(buf, 1, size - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return n;
-}
-
-/* Is perfmon in this kernel at all? */
-int pfm_present(void)
-{
-	return access(PFM_SYSFS "/version", R_OK) == 0;
-}
-
-/* The lowest free file descriptor, to show that a failed call kept none. */
-int pfm_next_fd(void)
-{
-	int fd = dup(0);
-
-	if (fd >= 0)
-		close(fd);
-	return fd;
-}
-
-/* The other calls, raw: -1 and errno on failure, as libpfm-3.x sees them. */
-int pfm_write_pmcs(int fd, struct pfarg_pmc *pmcs, int count)
-{
-	return syscall(__NR_pfm_write_pmcs, fd, pmcs, count);
-}
-
-int pfm_write_pmds(int fd, struct pfarg_pmd *pmds, int count)
-{
-	return syscall(__NR_pfm_write_pmds, fd, pmds, count);
-}
-
-int pfm_read_pmds(int fd, struct pfarg_pmd *pmds, int count)
-{
-	return syscall(__NR_pfm_read_pmds, fd, pmds, count);
-}
-
-int pfm_load_context(int fd, struct pfarg_load *load)
-{
-	return syscall(__NR_pfm_load_context, fd, load);
-}
-
-int pfm_start(int fd, struct pfarg_start *start)
-{
-	return syscall(__NR_pfm_start, fd, start);
-}
-
-int pfm_stop(int fd)
-{
-	return syscall(__NR_pfm_stop, fd);
-}
-
-int pfm_unload_context(int fd)
-{
-	return syscall(__NR_pfm_unload_context, fd);
-}
-
-int pfm_create_evtsets(int fd, struct pfarg_setdesc *sets, int count)
-{
-	return syscall(__NR_pfm_create_evtsets, fd, sets, count);
-}
-
-int pfm_getinfo_evtsets(int fd, struct pfarg_setinfo *sets, int count)
-{
-	return syscall(__NR_pfm_getinfo_evtsets, fd, sets, count);
-}
-
-pid_t pfm_gettid(void)
-{
-	return syscall(SYS_gettid);
-}
-
-/* Load a context on a thread given by its thread id. */
 int pfm_load(int fd, pid_t tid)
 {
 	struct pfarg_load load;
@@ -120,7 +61,72 @@ int pfm_load(int fd, pid_t tid)
 	return pfm_load_context(fd, &load);
 }
 
-/* Read a number (decimal, 0x hex or -1) from a perfmon sysfs file. */
+pid_t pfm_gettid(void)
+{
+	return syscall(SYS_gettid);
+}
+
+int pfm_present(void)
+{
+	return access(PFM_SYSFS "/version", R_OK) == 0;
+}
+
+int pfm_next_fd(void)
+{
+	int fd = dup(0);
+
+	if (fd >= 0)
+		close(fd);
+	return fd;
+}
+
+int pfm_file_read(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+int pfm_file_write(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY), err;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	err = errno;
+	close(fd);
+	errno = err;
+	return n < 0 ? -1 : 0;
+}
+
+int pfm_read_sysfs(const char *name, char *buf, size_t size)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), PFM_SYSFS "/%s", name);
+	return pfm_file_read(path, buf, size);
+}
+
+int pfm_sysfs_write(const char *name, const char *val)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), PFM_SYSFS "/%s", name);
+	return pfm_file_write(path, val);
+}
+
+/* Decimal, 0x hex or -1, and a newline. */
 int pfm_sysfs_u64(const char *name, __u64 *val)
 {
 	char buf[64], *end;
@@ -129,50 +135,15 @@ int pfm_sysfs_u64(const char *name, __u64 *val)
 		return -1;
 	errno = 0;
 	*val = strtoull(buf, &end, 0);
-	if (errno || end == buf || *end != '\n' || end[1])
-		return -1;
-	return 0;
+	return errno || end == buf || *end != '\n' || end[1] ? -1 : 0;
 }
 
-/* task_sessions_count, or -1. */
 long pfm_sessions(void)
 {
 	__u64 val;
 
-	if (pfm_sysfs_u64("task_sessions_count", &val))
-		return -1;
-	return val;
+	return pfm_sysfs_u64("task_sessions_count", &val) ? -1 : (long)val;
 }
-
-/* Write a string to a perfmon sysfs file: 0, or -1 with errno set. */
-int pfm_sysfs_write(const char *name, const char *val)
-{
-	char path[256];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), PFM_SYSFS "/%s", name);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -1;
-	n = write(fd, val, strlen(val));
-	if (n < 0) {
-		int err = errno;
-
-		close(fd);
-		errno = err;
-		return -1;
-	}
-	close(fd);
-	return 0;
-}
-
-const char * const pfm_model_names[] = {
-	[PFM_MODEL_INTEL_CORE]	= "Intel Core",
-	[PFM_MODEL_INTEL_ARCH]	= "Intel architectural perfmon",
-	[PFM_MODEL_AMD64]	= "AMD64",
-	[PFM_MODEL_AMD64_F15H]	= "AMD64 Fam15h",
-};
 
 int pfm_reg_exists(const char *kind, int num)
 {
@@ -182,7 +153,6 @@ int pfm_reg_exists(const char *kind, int num)
 	return access(path, F_OK) == 0;
 }
 
-/* Read one attribute of pmu_desc/<kind><num>/ as a number. */
 int pfm_reg_attr(const char *kind, int num, const char *attr, __u64 *val)
 {
 	char name[128];
@@ -193,29 +163,29 @@ int pfm_reg_attr(const char *kind, int num, const char *attr, __u64 *val)
 
 int pfm_pmu_probe(struct pfm_pmu *pmu)
 {
+	static const char * const models[] = {
+		[PFM_MODEL_INTEL_CORE]	= "Intel Core",
+		[PFM_MODEL_INTEL_ARCH]	= "Intel architectural perfmon",
+		[PFM_MODEL_AMD64]	= "AMD64",
+		[PFM_MODEL_AMD64_F15H]	= "AMD64 Fam15h",
+	};
 	char buf[64];
 	__u64 w;
-	int i;
 
 	memset(pmu, 0, sizeof(*pmu));
 	if (pfm_read_sysfs("pmu_desc/model", buf, sizeof(buf)) <= 0)
 		return -1;
 	buf[strcspn(buf, "\n")] = '\0';
-	pmu->model = PFM_MODEL_UNKNOWN;
-	for (i = 0; i < PFM_MODEL_UNKNOWN; i++)
-		if (!strcmp(buf, pfm_model_names[i]))
-			pmu->model = i;
+	while (pmu->model < PFM_MODEL_UNKNOWN && strcmp(buf, models[pmu->model]))
+		pmu->model++;
 	if (pmu->model == PFM_MODEL_UNKNOWN)
 		return -1;
-	pmu->amd = pmu->model == PFM_MODEL_AMD64 ||
-		   pmu->model == PFM_MODEL_AMD64_F15H;
+	pmu->amd = pmu->model >= PFM_MODEL_AMD64;
 	while (pmu->nr_gp < PFM_FIXED_BASE && pfm_reg_exists("pmd", pmu->nr_gp))
 		pmu->nr_gp++;
 	while (pfm_reg_exists("pmd", PFM_FIXED_BASE + pmu->nr_fixed))
 		pmu->nr_fixed++;
-	if (!pmu->nr_gp)
-		return -1;
-	if (pfm_reg_attr("pmd", 0, "width", &w))
+	if (!pmu->nr_gp || pfm_reg_attr("pmd", 0, "width", &w))
 		return -1;
 	pmu->gp_width = w;
 	if (pmu->nr_fixed) {
@@ -226,49 +196,33 @@ int pfm_pmu_probe(struct pfm_pmu *pmu)
 	return 0;
 }
 
-/*
- * Can the tests count? 0: yes, pmu filled in. Otherwise *reason says why
- * the tests that need a context skip (1) or why they cannot run (-1).
- */
 int pfm_usable(struct pfm_pmu *pmu, const char **reason)
 {
 	int fd, err;
 
-	*reason = "";
-	if (!pfm_present()) {
-		*reason = "perfmon is not in this kernel";
+	*reason = "perfmon is not in this kernel";
+	if (!pfm_present())
 		return 1;
-	}
 	fd = pfm_create(0);
 	if (fd < 0) {
 		err = errno;
-		*reason = "pfm_create_context failed";
-		if (err == ENODEV) {
-			*reason = "no PMU perfmon supports";
-			return 1;
-		}
-		return -1;
+		*reason = err == ENODEV ? "no PMU perfmon supports" :
+					  "pfm_create_context failed";
+		return err == ENODEV ? 1 : -1;
 	}
 	/* the PMU is taken when a context is attached */
-	if (pfm_load(fd, pfm_gettid())) {
-		err = errno;
-		close(fd);
-		*reason = "pfm_load_context on the caller failed";
-		if (err == EBUSY) {
-			*reason = "perf_events holds the PMU (NMI watchdog?)";
-			return 1;
-		}
-		return -1;
-	}
+	err = pfm_load(fd, pfm_gettid()) ? errno : 0;
 	close(fd);
-	if (pfm_pmu_probe(pmu)) {
-		*reason = "pmu_desc is missing or incomplete";
-		return -1;
+	if (err) {
+		*reason = err == EBUSY ?
+			  "perf_events holds the PMU (NMI watchdog?)" :
+			  "pfm_load_context on the caller failed";
+		return err == EBUSY ? 1 : -1;
 	}
-	return 0;
+	*reason = "pmu_desc is missing or incomplete";
+	return pfm_pmu_probe(pmu) ? -1 : 0;
 }
 
-/* Event-select value for a GP counter, with EN and INT, as tools write it. */
 __u64 pfm_evtsel(const struct pfm_pmu *pmu, enum pfm_event ev, __u64 plm)
 {
 	static const __u64 intel[] = { 0xc0, 0xc4, 0x3c };
@@ -292,10 +246,6 @@ void pfm_pmd_set(struct pfarg_pmd *pmd, unsigned int num, __u64 value)
 	pmd->reg_value = value;
 }
 
-/*
- * The usual set-up of the tests: PMC0/PMD0 count instructions and
- * PMC1/PMD1 branch instructions, at privilege levels plm, from 0.
- */
 int pfm_program(int fd, const struct pfm_pmu *pmu, __u64 plm)
 {
 	struct pfarg_pmc pmcs[2];
@@ -310,28 +260,6 @@ int pfm_program(int fd, const struct pfm_pmu *pmu, __u64 plm)
 	return pfm_write_pmds(fd, pmds, 2);
 }
 
-/* Write one PMD. */
-int pfm_write_pmd(int fd, unsigned int num, __u64 value)
-{
-	struct pfarg_pmd pmd;
-
-	pfm_pmd_set(&pmd, num, value);
-	return pfm_write_pmds(fd, &pmd, 1);
-}
-
-/* Read one PMD; -1 and errno on failure. */
-int pfm_read_pmd(int fd, unsigned int num, __u64 *value)
-{
-	struct pfarg_pmd pmd;
-
-	pfm_pmd_set(&pmd, num, 0);
-	if (pfm_read_pmds(fd, &pmd, 1))
-		return -1;
-	*value = pmd.reg_value;
-	return 0;
-}
-
-/* Read PMD0 (instructions) and PMD1 (branches) of pfm_program(). */
 int pfm_read2(int fd, __u64 *insn, __u64 *branch)
 {
 	struct pfarg_pmd pmds[2];
@@ -345,61 +273,66 @@ int pfm_read2(int fd, __u64 *insn, __u64 *branch)
 	return 0;
 }
 
+int pfm_write_pmd(int fd, unsigned int num, __u64 value)
+{
+	struct pfarg_pmd pmd;
+
+	pfm_pmd_set(&pmd, num, value);
+	return pfm_write_pmds(fd, &pmd, 1);
+}
+
+int pfm_read_pmd(int fd, unsigned int num, __u64 *value)
+{
+	struct pfarg_pmd pmd;
+
+	pfm_pmd_set(&pmd, num, 0);
+	if (pfm_read_pmds(fd, &pmd, 1))
+		return -1;
+	*value = pmd.reg_value;
+	return 0;
+}
+
+/* n: in %rdi, or on the stack (i386) */
 #if defined(__x86_64__)
-asm(".pushsection .text\n"
-	".globl pfm_loop\n"
-	".type pfm_loop, @function\n"
-	"pfm_loop:\n"
-	"	test	%rdi, %rdi\n"
-	"	jz	2f\n"
-	"1:	nop\n"
-	"	nop\n"
-	"	inc	%rax\n"
-	"	dec	%rdi\n"
-	"	jnz	1b\n"
-	"2:	ret\n"
-	".size pfm_loop, . - pfm_loop\n"
-	".globl pfm_syscall_loop\n"
-	".type pfm_syscall_loop, @function\n"
-	"pfm_syscall_loop:\n"
-	"1:	mov	$" PFM_STR(__NR_getppid) ", %eax\n"
-	"	syscall\n"
-	"	dec	%rdi\n"
-	"	jnz	1b\n"
-	"	ret\n"
-	".size pfm_syscall_loop, . - pfm_syscall_loop\n"
-	".popsection\n");
+#define PFM_N		"%rdi"
+#define PFM_ACC		"%rax"
+#define PFM_GET_N	""
+#define PFM_SYSCALL	"syscall"
 #elif defined(__i386__)
-asm(".pushsection .text\n"
-	".globl pfm_loop\n"
-	".type pfm_loop, @function\n"
-	"pfm_loop:\n"
-	"	mov	4(%esp), %ecx\n"
-	"	test	%ecx, %ecx\n"
-	"	jz	2f\n"
-	"1:	nop\n"
-	"	nop\n"
-	"	inc	%eax\n"
-	"	dec	%ecx\n"
-	"	jnz	1b\n"
-	"2:	ret\n"
-	".size pfm_loop, . - pfm_loop\n"
-	".globl pfm_syscall_loop\n"
-	".type pfm_syscall_loop, @function\n"
-	"pfm_syscall_loop:\n"
-	"	mov	4(%esp), %ecx\n"
-	"1:	mov	$" PFM_STR(__NR_getppid) ", %eax\n"
-	"	int	$0x80\n"
-	"	dec	%ecx\n"
-	"	jnz	1b\n"
-	"	ret\n"
-	".size pfm_syscall_loop, . - pfm_syscall_loop\n"
-	".popsection\n");
+#define PFM_N		"%ecx"
+#define PFM_ACC		"%eax"
+#define PFM_GET_N	"	mov	4(%esp), %ecx\n"
+#define PFM_SYSCALL	"int	$0x80"
 #else
 #error "perfmon exists on x86 only"
 #endif
 
-/* RDPMC of counter idx (bit 30: Intel fixed counter). */
+asm(".pushsection .text\n"
+	".globl pfm_loop\n"
+	".type pfm_loop, @function\n"
+	"pfm_loop:\n"
+	PFM_GET_N
+	"	test	" PFM_N ", " PFM_N "\n"
+	"	jz	2f\n"
+	"1:	nop\n"
+	"	nop\n"
+	"	inc	" PFM_ACC "\n"
+	"	dec	" PFM_N "\n"
+	"	jnz	1b\n"
+	"2:	ret\n"
+	".size pfm_loop, . - pfm_loop\n"
+	".globl pfm_syscall_loop\n"
+	".type pfm_syscall_loop, @function\n"
+	"pfm_syscall_loop:\n"
+	PFM_GET_N
+	"1:	mov	$" PFM_STR(__NR_getppid) ", %eax\n"
+	"	" PFM_SYSCALL "\n"
+	"	dec	" PFM_N "\n"
+	"	jnz	1b\n"
+	"	ret\n"
+	".size pfm_syscall_loop, . - pfm_syscall_loop\n"
+	".popsection\n");
+
 __u64 pfm_rdpmc(unsigned int idx)
 {
 	unsigned int lo, hi;
@@ -408,19 +341,13 @@ __u64 pfm_rdpmc(unsigned int idx)
 	return (__u64)hi << 32 | lo;
 }
 
-sigjmp_buf *pfm_rdpmc_jmp(void)
-{
-	static __thread sigjmp_buf jmp;
+static __thread sigjmp_buf pfm_rdpmc_jmp;
 
-	return &jmp;
+static void pfm_rdpmc_fault(int sig)
+{
+	siglongjmp(pfm_rdpmc_jmp, 1);
 }
 
-void pfm_rdpmc_fault(int sig)
-{
-	siglongjmp(*pfm_rdpmc_jmp(), 1);
-}
-
-/* RDPMC that survives its fault: 0 and *val, or -1 after SIGSEGV. */
 int pfm_rdpmc_safe(unsigned int idx, __u64 *val)
 {
 	struct sigaction sa, old;
@@ -430,7 +357,7 @@ int pfm_rdpmc_safe(unsigned int idx, __u64 *val)
 	sa.sa_handler = pfm_rdpmc_fault;
 	if (sigaction(SIGSEGV, &sa, &old))
 		return -1;
-	if (sigsetjmp(*pfm_rdpmc_jmp(), 1))
+	if (sigsetjmp(pfm_rdpmc_jmp, 1))
 		ret = -1;
 	else
 		*val = pfm_rdpmc(idx);
@@ -438,12 +365,7 @@ int pfm_rdpmc_safe(unsigned int idx, __u64 *val)
 	return ret;
 }
 
-/*
- * Self-monitoring measurement with the set-up of pfm_program() on a context
- * loaded on the caller: zero the counters, start, run pfm_loop(n), stop,
- * read. The code around the loop is the same for every n, so the
- * difference between two values of n is exact.
- */
+/* The code around the loop is the same for every n: differences are exact. */
 int pfm_measure(int fd, unsigned long n, __u64 *insn, __u64 *branch)
 {
 	struct pfarg_pmd pmds[2];
@@ -460,33 +382,22 @@ int pfm_measure(int fd, unsigned long n, __u64 *insn, __u64 *branch)
 	return pfm_read2(fd, insn, branch);
 }
 
-/*
- * Wait for the child @pid to stop with signal @sig: @pid, or -1 with the
- * child killed and reaped when it does anything else.
- */
 pid_t pfm_wait_stop(pid_t pid, int sig)
 {
 	int status;
 
 	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
 	    WSTOPSIG(status) != sig) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+		pfm_kill(pid);
 		return -1;
 	}
 	return pid;
 }
 
-/*
- * A child that stops itself under ptrace: fork, PTRACE_TRACEME, SIGSTOP;
- * once continued it runs body(n) and exits with 0. Returns the pid with
- * the child in its SIGSTOP stop, or -1.
- */
 pid_t pfm_fork_stopped(void (*body)(unsigned long n), unsigned long n)
 {
-	pid_t pid;
+	pid_t pid = fork();
 
-	pid = fork();
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
@@ -499,45 +410,34 @@ pid_t pfm_fork_stopped(void (*body)(unsigned long n), unsigned long n)
 	return pfm_wait_stop(pid, SIGSTOP);
 }
 
-/* The same, the child running pfm_loop(n). */
 pid_t pfm_fork_stopped_loop(unsigned long n)
 {
 	return pfm_fork_stopped(pfm_loop, n);
 }
 
-/* A child that only waits to be killed (not traced, not stopped). */
 pid_t pfm_fork_idle(void)
 {
 	pid_t pid = fork();
 
-	if (pid == 0) {
-		for (;;)
-			pause();
-	}
+	while (pid == 0)
+		pause();
 	return pid;
 }
 
-/*
- * Continue a stopped traced child without a signal and wait for its end:
- * its exit status, or -1 if it stopped again or died of a signal.
- */
 int pfm_cont_wait_exit(pid_t pid)
 {
 	int status;
 
-	if (ptrace(PTRACE_CONT, pid, NULL, NULL))
-		return -1;
-	if (waitpid(pid, &status, 0) != pid)
+	if (ptrace(PTRACE_CONT, pid, NULL, NULL) ||
+	    waitpid(pid, &status, 0) != pid)
 		return -1;
 	if (!WIFEXITED(status)) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+		pfm_kill(pid);
 		return -1;
 	}
 	return WEXITSTATUS(status);
 }
 
-/* Kill a child and reap it. */
 void pfm_kill(pid_t pid)
 {
 	if (pid > 0) {
@@ -546,7 +446,6 @@ void pfm_kill(pid_t pid)
 	}
 }
 
-/* Let the thread @pid (0: the caller) run on @cpu only. */
 int pfm_pin(pid_t pid, int cpu)
 {
 	cpu_set_t set;
@@ -556,7 +455,6 @@ int pfm_pin(pid_t pid, int cpu)
 	return sched_setaffinity(pid, sizeof(set), &set);
 }
 
-/* The first two CPUs the caller may run on: 0, or -1 if it has one. */
 int pfm_two_cpus(int *a, int *b)
 {
 	cpu_set_t set;
@@ -564,14 +462,9 @@ int pfm_two_cpus(int *a, int *b)
 
 	if (sched_getaffinity(0, sizeof(set), &set))
 		return -1;
-	for (cpu = 0; cpu < CPU_SETSIZE && n < 2; cpu++) {
-		if (!CPU_ISSET(cpu, &set))
-			continue;
-		if (n++)
-			*b = cpu;
-		else
-			*a = cpu;
-	}
+	for (cpu = 0; cpu < CPU_SETSIZE && n < 2; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			*(n++ ? b : a) = cpu;
 	return n == 2 ? 0 : -1;
 }
 
@@ -585,17 +478,12 @@ void pfm_exec_child_main(void)
 	_exit(0);
 }
 
-/*
- * Fork and exec the test binary with @arg0 and the one environment string
- * @env, under ptrace and without address space randomization (two runs
- * are then identical): the child, stopped at the exec, or -1.
- */
+/* Two runs without address space randomization are identical. */
 pid_t pfm_exec_self_traced(char *arg0, char *env)
 {
 	char *envp[2] = { env, NULL }, *argv[2] = { arg0, NULL };
-	pid_t pid;
+	pid_t pid = fork();
 
-	pid = fork();
 	if (pid == 0) {
 		if (personality(ADDR_NO_RANDOMIZE) < 0 ||
 		    ptrace(PTRACE_TRACEME, 0, NULL, NULL))
@@ -606,10 +494,7 @@ pid_t pfm_exec_self_traced(char *arg0, char *env)
 	return pid < 0 ? -1 : pfm_wait_stop(pid, SIGTRAP);
 }
 
-/*
- * Copy the test binary to a new file of /tmp with @mode, its name in @path
- * (@size bytes): 0, or -1 with no file left and @path empty.
- */
+/* On failure no file is left and @path is empty. */
 int pfm_copy_self(char *path, size_t size, mode_t mode)
 {
 	char buf[65536];
@@ -639,49 +524,19 @@ int pfm_copy_self(char *path, size_t size, mode_t mode)
 	return 0;
 }
 
-/*
- * Read a small file (a sysctl, a sysfs knob) into buf, NUL terminated:
- * its length, or -1 with buf empty.
- */
-int pfm_file_read(const char *path, char *buf, size_t size)
-{
-	ssize_t n;
-	int fd;
-
-	buf[0] = '\0';
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return n;
-}
-
-/* The column @name of CPU @cpu in the debug statistics, or -1. */
 long long pfm_cpu_stat(const char *name, int cpu)
 {
-	char buf[4096], *line, *tok, *save;
+	char buf[4096], *line, *tok, *rest, *save, *end;
 	long long val = -1;
 	int col = -1, i;
 
 	if (pfm_file_read(PFM_STATS, buf, sizeof(buf)) <= 0)
 		return -1;
-	line = strtok_r(buf, "\n", &save);
-	for (i = 0, tok = line; tok; i++) {
-		char *sp = strchr(tok, ' ');
-
-		if (sp)
-			*sp = '\0';
+	rest = strtok_r(buf, "\n", &save);
+	for (i = 0; (tok = strsep(&rest, " ")); i++)
 		if (!strcmp(tok, name))
 			col = i;
-		tok = sp ? sp + 1 : NULL;
-	}
 	while (col > 0 && (line = strtok_r(NULL, "\n", &save))) {
-		char *end;
-
 		if (strtol(line, &end, 10) != cpu || *end != ' ')
 			continue;
 		for (i = 0, tok = line; tok && i < col; i++) {
@@ -695,44 +550,23 @@ long long pfm_cpu_stat(const char *name, int cpu)
 	return val;
 }
 
-/* Write a string to a file in one write(): 0, or -1 with errno set. */
-int pfm_file_write(const char *path, const char *val)
+int pfm_paranoid_write(int level)
 {
-	ssize_t n;
-	int fd, err;
+	char buf[16];
 
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -1;
-	n = write(fd, val, strlen(val));
-	err = errno;
-	close(fd);
-	errno = err;
-	return n < 0 ? -1 : 0;
+	snprintf(buf, sizeof(buf), "%d\n", level);
+	return pfm_file_write(PFM_PARANOID, buf);
 }
 
 int pfm_paranoid_get(void)
 {
-	int level = PFM_PARANOID_KEEP;
-	FILE *f = fopen(PFM_PARANOID, "r");
+	char buf[16], *end;
+	long level;
 
-	if (!f)
+	if (pfm_file_read(PFM_PARANOID, buf, sizeof(buf)) <= 0)
 		return PFM_PARANOID_KEEP;
-	if (fscanf(f, "%d", &level) != 1)
-		level = PFM_PARANOID_KEEP;
-	fclose(f);
-	return level;
-}
-
-int pfm_paranoid_write(int level)
-{
-	FILE *f = fopen(PFM_PARANOID, "w");
-	int ret;
-
-	if (!f)
-		return -1;
-	ret = fprintf(f, "%d\n", level) < 0;
-	return fclose(f) || ret ? -1 : 0;
+	level = strtol(buf, &end, 10);
+	return end == buf ? PFM_PARANOID_KEEP : level;
 }
 
 int pfm_paranoid_set(int level)
@@ -756,29 +590,21 @@ int pfm_drop_root(gid_t gid)
 	    syscall(PFM_SYS_SETRESGID, gid, gid, gid) ||
 	    syscall(PFM_SYS_SETRESUID, 65534, 65534, 65534))
 		return -1;
-	/*
-	 * Changing credentials made the process non-dumpable, and so its
-	 * children: nobody but root could ptrace them. A tool's command
-	 * would exec and be dumpable again.
-	 */
+	/* as a tool's command would after exec: else only root can ptrace */
 	return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 }
 
 int pfm_reserve_allow(char *old)
 {
-	if (pfm_read_sysfs(PFM_RESERVE, old, PFM_RESERVE_LEN) <= 0) {
-		old[0] = '\0';
-		return -1;
-	}
+	if (pfm_read_sysfs(PFM_RESERVE, old, PFM_RESERVE_LEN) <= 0)
+		return -1;	/* and old is "" */
 	return pfm_sysfs_write(PFM_RESERVE, "1\n");
 }
 
 int pfm_reserve_restore(char *old)
 {
-	int ret = 0;
+	int ret = old[0] ? pfm_sysfs_write(PFM_RESERVE, old) : 0;
 
-	if (old[0])
-		ret = pfm_sysfs_write(PFM_RESERVE, old);
 	old[0] = '\0';
 	return ret;
 }
@@ -788,16 +614,9 @@ const char *pfm_rdpmc_knob_path(void)
 	static const char cpu[] = PFM_PERF_DEVICES "/cpu/rdpmc";
 	static const char core[] = PFM_PERF_DEVICES "/cpu_core/rdpmc";
 
-	if (access(cpu, F_OK) && !access(core, F_OK))
-		return core;
-	return cpu;
+	return access(cpu, F_OK) && !access(core, F_OK) ? core : cpu;
 }
 
-/*
- * perf_event_open(), for the tests that compare perfmon with perf or need
- * perf to use the PMU: pfm_perf_attr() zeroes @attr and sets its type and
- * config; the caller sets what else it needs and opens it.
- */
 void pfm_perf_attr(struct perf_event_attr *attr, __u32 type, __u64 config)
 {
 	memset(attr, 0, sizeof(*attr));
@@ -807,10 +626,8 @@ void pfm_perf_attr(struct perf_event_attr *attr, __u32 type, __u64 config)
 }
 
 /*
- * A hybrid Intel processor has a perf PMU per core type, and a task event
- * of the hardware types counts only while its task runs on a CPU of
- * cpu_core: the task is kept on those CPUs, so that perf counts all it
- * runs, as on other processors.
+ * On a hybrid Intel processor, a task event of the hardware types counts
+ * only while its task runs on a CPU of cpu_core: keep the task there.
  */
 void pfm_perf_keep_on_core(pid_t pid)
 {
@@ -818,13 +635,10 @@ void pfm_perf_keep_on_core(pid_t pid)
 	const unsigned int bits = 8 * sizeof(mask[0]);
 	char buf[256], *p = buf;
 	int a, b, n;
-	FILE *f;
 
-	f = fopen("/sys/bus/event_source/devices/cpu_core/cpus", "r");
-	if (!f)
+	if (pfm_file_read("/sys/bus/event_source/devices/cpu_core/cpus", buf,
+			  sizeof(buf)) < 0)
 		return;
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
 	while (p && sscanf(p, "%d%n", &a, &n) == 1) {
 		p += n;
 		b = a;
@@ -847,14 +661,12 @@ int pfm_perf_open(struct perf_event_attr *attr, pid_t pid,
 	return syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, 0);
 }
 
-/* Context switches of the calling thread so far. */
 long pfm_ctx_switches(void)
 {
 	char line[128];
 	long total = 0, v;
-	FILE *f;
+	FILE *f = fopen("/proc/thread-self/status", "r");
 
-	f = fopen("/proc/thread-self/status", "r");
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
@@ -867,12 +679,9 @@ long pfm_ctx_switches(void)
 }
 
 /*
- * Does perf share the PMU with perfmon? Its mediated PMU can, on every
- * Intel processor and on AMD with PerfMonV2 (CPUID 0x80000022 EAX bit 0):
- * there perf's events that count guests (exclude_guest 0, the default of
- * perf_event_open()) fail with EOPNOTSUPP while a context is attached,
- * and its host events (exclude_guest 1) count beside perfmon. Elsewhere
- * every hardware event fails with EBUSY.
+ * perf's mediated PMU shares it on Intel and AMD with PerfMonV2 (CPUID
+ * 0x80000022 EAX[0]): its events that count guests (exclude_guest 0) fail
+ * with EOPNOTSUPP while a context is attached; elsewhere all with EBUSY.
  */
 int pfm_pmu_shared(void)
 {
@@ -888,18 +697,12 @@ int pfm_pmu_shared(void)
 	return a & 1;
 }
 
-/* The errno of perf_event_open() of an event that counts guests. */
 int pfm_perf_busy_errno(void)
 {
 	return pfm_pmu_shared() ? EOPNOTSUPP : EBUSY;
 }
 
-/*
- * The counters of the calling CPU by CPUID leaf 0x23 sub-leaf 1, where it
- * enumerates them (CPUID.(7,1).EAX[8], then leaf 0x23 sub-leaf 0 EAX[1]):
- * bit i of *gp is general-purpose counter i, bit j of *fixed fixed counter
- * j. Returns 0, or -1 where the CPU has no such enumeration.
- */
+/* Enumerated if CPUID.(7,1).EAX[8] and CPUID.(0x23,0).EAX[1]: bitmaps. */
 int pfm_cpuid_counters(unsigned int *gp, unsigned int *fixed)
 {
 	unsigned int a, b, c, d;
@@ -918,7 +721,6 @@ int pfm_cpuid_counters(unsigned int *gp, unsigned int *fixed)
 	return 0;
 }
 
-/* The name of an errno the tests expect, for their messages. */
 const char *pfm_errname(int err)
 {
 	static const struct { int err; const char *name; } names[] = {
@@ -939,19 +741,14 @@ const char *pfm_errname(int err)
 	return buf[n];
 }
 
-/*
- * The row @name ("NMI:", "PMI:", "CAL:") of /proc/interrupts: the column
- * of @cpu, or the sum of the columns for -1; -1 without that row or column.
- */
 long long pfm_irq_count(const char *name, int cpu)
 {
 	unsigned long long v;
 	long long val = -1;
 	char tok[32];
-	FILE *f;
+	FILE *f = fopen("/proc/interrupts", "r");
 	int i;
 
-	f = fopen("/proc/interrupts", "r");
 	if (!f)
 		return -1;
 	while (fscanf(f, "%31s", tok) == 1) {

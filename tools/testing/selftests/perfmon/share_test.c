@@ -10,9 +10,12 @@
  * with EBUSY. Counts are exact: two loop lengths, subtracted (pfm_loop()).
  */
 #define _GNU_SOURCE
+#include <cpuid.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 
 #include "../kselftest_harness.h"
 #include "pfm_util.h"

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <cpuid.h>
+#include <sys/ptrace.h>
 
 #include "../kselftest_harness.h"
 #include "pfm_util.h"
