@@ -20,18 +20,17 @@
  * headers of the test kernel.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <linux/kexec.h>
 #include <linux/reboot.h>
 #include <sched.h>
-#include <sys/reboot.h>
-
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/reboot.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "pfm_util.h"
 

@@ -54,18 +54,17 @@
  * headers of the test kernel.
  */
 #define _GNU_SOURCE
-#include <sched.h>
-#include <time.h>
-#include <termios.h>
-#include <sys/mman.h>
-
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "pfm_util.h"
 
