@@ -1,18 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * perfmon contexts: creation, reference counting and destruction.
+ * perfmon contexts: allocation, reference counting and destruction.
  */
 
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 
-#include "inherit.h"
 #include "context.h"
 #include "pmu.h"
-#include "resource.h"
 
 /**
- * pfm_context_alloc - allocate a context with the default PMC values
+ * pfm_context_alloc - allocate a context
  * @flags: its PFM_FL_* flags
  *
  * Return: the context, unattached, with one reference, or NULL.
@@ -39,56 +37,6 @@ struct pfm_context *pfm_context_alloc(u32 flags)
 	for (i = 0; i < pmu->num_pmcs; i++)
 		ctx->pmcs[i] = pmu->pmc[i].dfl_val;
 	return ctx;
-}
-
-/**
- * pfm_create_context - create a context and a file descriptor for it
- * @req: the request, already copied from user space
- *
- * Return: the new file descriptor, or a negative error code.
- */
-int pfm_create_context(const struct pfarg_ctx *req)
-{
-	struct pfm_context *ctx;
-	int fd;
-	int ret;
-
-	/* the reserved fields are ignored: see uapi/linux/perfmon.h */
-	if (req->ctx_flags & ~PFM_CTX_FLAGS_VALID)
-		return -EINVAL;
-	if ((req->ctx_flags & PFM_FL_INHERIT_THREAD) &&
-	    !(req->ctx_flags & PFM_FL_INHERIT))
-		return -EINVAL;
-
-	/*
-	 * No PMU perfmon can drive. The 2008 code answered ENOSYS, which
-	 * means "no such system call" and makes libraries fall back to older
-	 * interfaces; no PMU is no device.
-	 */
-	if (!pfm_pmu)
-		return -ENODEV;
-
-	ret = pfm_allow_open();
-	if (ret)
-		return ret;
-	if (!pfm_may_create())
-		return -EPERM;
-
-	ctx = pfm_context_alloc(req->ctx_flags);
-	if (!ctx)
-		return -ENOMEM;
-	if (req->ctx_flags & PFM_FL_INHERIT) {
-		ret = pfm_family_init(ctx);
-		if (ret) {
-			pfm_context_put(ctx);
-			return ret;
-		}
-	}
-
-	fd = pfm_context_get_fd(ctx);
-	if (fd < 0)
-		pfm_context_put(ctx);
-	return fd;
 }
 
 /**

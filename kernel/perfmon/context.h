@@ -133,13 +133,11 @@ struct pfm_context {
 };
 
 /* context.c */
-int pfm_create_context(const struct pfarg_ctx *req);
 struct pfm_context *pfm_context_alloc(u32 flags);
 void pfm_context_put(struct pfm_context *ctx);
-void pfm_context_release(struct pfm_context *ctx);
 
 /* file.c */
-int pfm_context_get_fd(struct pfm_context *ctx);
+int pfm_create_context(const struct pfarg_ctx *req);
 struct pfm_context *pfm_context_from_file(struct file *file);
 
 #endif /* _KERNEL_PERFMON_CONTEXT_H */

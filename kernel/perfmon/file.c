@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * perfmon context file descriptors.
+ * perfmon context file descriptors: pfm_create_context() makes a context
+ * and its descriptor, whose release lets the context go.
  *
  * A context is reached only through its file descriptor. The descriptor
  * is neither readable nor writable and poll() never reports it ready:
@@ -12,7 +13,11 @@
 #include <linux/fs.h>
 #include <linux/poll.h>
 
+#include "attach.h"
 #include "context.h"
+#include "inherit.h"
+#include "pmu.h"
+#include "resource.h"
 
 static int pfm_file_release(struct inode *inode, struct file *file)
 {
@@ -39,7 +44,7 @@ static const struct file_operations pfm_file_ops = {
  * Return: the file descriptor, or a negative error code, in which case
  * the caller still owns @ctx.
  */
-int pfm_context_get_fd(struct pfm_context *ctx)
+static int pfm_context_get_fd(struct pfm_context *ctx)
 {
 	int flags = O_RDONLY;
 
@@ -47,6 +52,56 @@ int pfm_context_get_fd(struct pfm_context *ctx)
 		flags |= O_CLOEXEC;
 
 	return anon_inode_getfd("[perfmon]", &pfm_file_ops, ctx, flags);
+}
+
+/**
+ * pfm_create_context - create a context and a file descriptor for it
+ * @req: the request, already copied from user space
+ *
+ * Return: the new file descriptor, or a negative error code.
+ */
+int pfm_create_context(const struct pfarg_ctx *req)
+{
+	struct pfm_context *ctx;
+	int fd;
+	int ret;
+
+	/* the reserved fields are ignored: see uapi/linux/perfmon.h */
+	if (req->ctx_flags & ~PFM_CTX_FLAGS_VALID)
+		return -EINVAL;
+	if ((req->ctx_flags & PFM_FL_INHERIT_THREAD) &&
+	    !(req->ctx_flags & PFM_FL_INHERIT))
+		return -EINVAL;
+
+	/*
+	 * No PMU perfmon can drive. The 2008 code answered ENOSYS, which
+	 * means "no such system call" and makes libraries fall back to older
+	 * interfaces; no PMU is no device.
+	 */
+	if (!pfm_pmu)
+		return -ENODEV;
+
+	ret = pfm_allow_open();
+	if (ret)
+		return ret;
+	if (!pfm_may_create())
+		return -EPERM;
+
+	ctx = pfm_context_alloc(req->ctx_flags);
+	if (!ctx)
+		return -ENOMEM;
+	if (req->ctx_flags & PFM_FL_INHERIT) {
+		ret = pfm_family_init(ctx);
+		if (ret) {
+			pfm_context_put(ctx);
+			return ret;
+		}
+	}
+
+	fd = pfm_context_get_fd(ctx);
+	if (fd < 0)
+		pfm_context_put(ctx);
+	return fd;
 }
 
 /**
