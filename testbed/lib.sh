@@ -28,7 +28,7 @@ CORE_LAST_SUBJECT='Documentation: userspace-api: Add perfmon'
 SERIES_MARK='# --- second series: PFM_FL_INHERIT, on top of the core'
 # The posting's version: [PATCH vN k/n] in the subjects of both series, and
 # the core's cover letter opens its changelog with "Changes in vN:".
-SERIES_VERSION=11
+SERIES_VERSION=12
 
 PATCH_AUTHOR_NAME=${PATCH_AUTHOR_NAME:-Perfmon Lite Maintainers}
 PATCH_AUTHOR_EMAIL=${PATCH_AUTHOR_EMAIL:-perfmon-lite@lists.example.org}

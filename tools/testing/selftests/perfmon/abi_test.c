@@ -93,10 +93,7 @@ TEST(call_numbers_are_consecutive)
 		EXPECT_EQ(__NR_pfm_create_context + i, nr[i]) TH_LOG("call %d", i);
 }
 
-/*
- * The two removed calls must answer exactly as a system call number that
- * was never assigned does.
- */
+/* The two removed calls answer exactly as a never assigned call number. */
 TEST_F(pfm_if, removed_calls_not_implemented)
 {
 	static const int removed[] = { PFM_RESTART, PFM_DELETE_EVTSETS };
@@ -113,10 +110,7 @@ TEST_F(pfm_if, removed_calls_not_implemented)
 			   "pfm_restart" : "pfm_delete_evtsets");
 }
 
-/*
- * The event-set structures as libpfm-3.x has them compiled in
- * (pfarg_setdesc_t, pfarg_setinfo_t): sizes and offsets.
- */
+/* pfarg_setdesc_t and pfarg_setinfo_t as libpfm-3.x has them compiled in. */
 TEST(evtset_structure_layout)
 {
 	EXPECT_EQ(64, sizeof(struct pfarg_setdesc));

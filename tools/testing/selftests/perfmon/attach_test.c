@@ -76,22 +76,16 @@ TEST_F(attach, load_self)
 	EXPECT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 }
 
-/* 0 is not "the caller": no thread has id 0. */
-TEST_F(attach, load_pid_zero)
-{
-	expect_err(_metadata, pfm_load(self->fd, 0), ESRCH, "load_pid 0");
-}
-
-/* pid_max, then huge pids */
+/* 0 (not "the caller": no thread has id 0), pid_max, huge pids */
 TEST_F(attach, load_no_such_thread)
 {
-	unsigned int pids[] = { 0, INT_MAX, 0x80000000u, 0xffffffffu };
+	unsigned int pids[] = { 0, 0, INT_MAX, 0x80000000u, 0xffffffffu };
 	unsigned int i;
 	FILE *f;
 
 	f = fopen("/proc/sys/kernel/pid_max", "r");
 	ASSERT_FALSE(!f);
-	ASSERT_EQ(1, fscanf(f, "%u", &pids[0]));
+	ASSERT_EQ(1, fscanf(f, "%u", &pids[1]));
 	fclose(f);
 	for (i = 0; i < ARRAY_SIZE(pids); i++)
 		expect_err(_metadata, pfm_load(self->fd, pids[i]), ESRCH,
@@ -102,17 +96,13 @@ TEST_F(attach, load_no_such_thread)
 static int is_kthread(pid_t pid)
 {
 	unsigned long flags = 0;
-	char path[64], buf[512], *p = NULL;
-	FILE *f;
+	char path[64], buf[512], *p;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (f) {
-		p = fgets(buf, sizeof(buf), f);
-		fclose(f);
-	}
+	if (pfm_file_read(path, buf, sizeof(buf)) <= 0)
+		return 0;
 	/* after the comm: state, ppid, pgrp, session, tty, tpgid, flags */
-	p = p ? strrchr(buf, ')') : NULL;
+	p = strrchr(buf, ')');
 	if (p)
 		sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags);
 	return !!(flags & 0x00200000);
@@ -142,21 +132,15 @@ TEST_F(attach, load_zombie)
 	expect_err(_metadata, pfm_load(self->fd, pid), ESRCH, "reaped");
 }
 
+/* Not our tracee: a running child, then one stopped by SIGSTOP. */
 TEST_F(attach, load_not_traced)
-{
-	self->child = pfm_fork_idle();
-	ASSERT_LT(0, self->child);
-	expect_err(_metadata, pfm_load(self->fd, self->child), ESRCH,
-		   "running child");
-}
-
-/* Stopped by SIGSTOP, but not in a ptrace stop of ours. */
-TEST_F(attach, load_job_control_stopped)
 {
 	int status;
 
 	self->child = pfm_fork_idle();
 	ASSERT_LT(0, self->child);
+	expect_err(_metadata, pfm_load(self->fd, self->child), ESRCH,
+		   "running child");
 	ASSERT_EQ(0, kill(self->child, SIGSTOP));
 	ASSERT_EQ(self->child, waitpid(self->child, &status, WUNTRACED));
 	ASSERT_TRUE(WIFSTOPPED(status));
@@ -497,23 +481,16 @@ static int load_new_context(const void *arg)
 	return ret;
 }
 
-/* An unprivileged process may not load on a root process. */
+/* Unprivileged: no load on a root process, but on its own stopped tracee. */
 TEST_F(attach, load_without_ptrace_permission)
-{
-	if (geteuid())
-		SKIP(return, "needs root to drop privileges");
-	self->child = pfm_fork_idle();
-	ASSERT_LT(0, self->child);
-	EXPECT_EQ(EPERM, as_nobody(_metadata, load_new_context, &self->child));
-}
-
-/* An unprivileged process may load on its own ptrace-stopped child. */
-TEST_F(attach, load_unprivileged_on_own_child)
 {
 	pid_t own_child = 0;
 
 	if (geteuid())
 		SKIP(return, "needs root to drop privileges");
+	self->child = pfm_fork_idle();
+	ASSERT_LT(0, self->child);
+	EXPECT_EQ(EPERM, as_nobody(_metadata, load_new_context, &self->child));
 	EXPECT_EQ(0, as_nobody(_metadata, load_new_context, &own_child));
 }
 
@@ -547,22 +524,24 @@ static void __attribute__((destructor)) restore_knobs(void)
 		pfm_file_write(RESERVE, start_reserve);
 }
 
-/* A perf hardware instructions event on pid (0: the caller), any CPU. */
-static int perf_open(pid_t pid, int kernel, int disabled)
+enum { PERF_USR = 0, PERF_KERNEL = 1, PERF_DISABLED = 2 };
+
+/* A perf instructions event on pid (0: the caller), any CPU, @how above. */
+static int perf_open(pid_t pid, int how)
 {
 	struct perf_event_attr attr;
 
 	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
-	attr.exclude_kernel = !kernel;
+	attr.exclude_kernel = !(how & PERF_KERNEL);
 	attr.exclude_hv = 1;
-	attr.disabled = disabled;
+	attr.disabled = !!(how & PERF_DISABLED);
 	return pfm_perf_open(&attr, pid, -1, -1);
 }
 
 /* perf's verdict, 0 or the open's errno; closed at once (one PMU owner). */
 static int perf_errno(pid_t pid, int kernel)
 {
-	int pfd = perf_open(pid, kernel, 1);
+	int pfd = perf_open(pid, (kernel ? PERF_KERNEL : 0) | PERF_DISABLED);
 
 	if (pfd < 0)
 		return errno;
@@ -574,7 +553,7 @@ static int perf_errno(pid_t pid, int kernel)
 static void expect_perf_counts(struct __test_metadata *_metadata,
 			       unsigned long n, const char *what)
 {
-	int pfd = perf_open(0, 0, 0), err = 0;
+	int pfd = perf_open(0, PERF_USR), err = 0;
 	__u64 count;
 
 	if (pfd < 0) {
@@ -596,7 +575,7 @@ static void expect_perf_counts(struct __test_metadata *_metadata,
 static void expect_load_busy_under_perf(struct __test_metadata *_metadata,
 					int fd, const char *what)
 {
-	int pfd = perf_open(0, 0, 0);
+	int pfd = perf_open(0, PERF_USR);
 
 	ASSERT_LE(0, pfd) TH_LOG("perf_event_open: %s", strerror(errno));
 	expect_err(_metadata, pfm_load(fd, pfm_gettid()), EBUSY, what);
@@ -859,7 +838,6 @@ static void check_counts(struct __test_metadata *_metadata,
 {
 	int i;
 
-	/* EXPECT_*() is two statements: braces under a loop */
 	for (i = 0; kernel && i < 2; i++) {
 		EXPECT_LT(0ULL, o->os[i])
 			TH_LOG("%s: no kernel instruction counted", label);
@@ -868,11 +846,14 @@ static void check_counts(struct __test_metadata *_metadata,
 		     "%s: user instructions, 2N - N", label);
 }
 
-/* A case with @cred fails first at @step with @err, or counts if @counts. */
+enum { LOAD_REFUSED, GRANTED, COUNTS_EXACT };
+
+/* A case run with @cred is @want: EACCES at load, or granted (exact counts). */
 static void expect_case(struct __test_metadata *_metadata,
 			const struct pfm_pmu *pmu, int cred, int pcase,
-			int err, int step, bool counts, const char *label)
+			int want, const char *label)
 {
+	int err = want == LOAD_REFUSED ? EACCES : 0;
 	struct outcome o;
 
 	if (cred == CRED_ROOT) {
@@ -889,13 +870,11 @@ static void expect_case(struct __test_metadata *_metadata,
 				     label, o.setup, strerror(o.setup_err));
 	ksft_print_msg("%s: %s at %s\n", label, pfm_errname(o.pfm_err),
 		       step_names[o.step]);
-	EXPECT_EQ(err, o.pfm_err) TH_LOG("%s: %s at %s", label,
-					 pfm_errname(o.pfm_err),
-					 step_names[o.step]);
+	EXPECT_EQ(err, o.pfm_err);
 	if (err) {
-		EXPECT_EQ(step, o.step) TH_LOG("%s: failed at %s", label,
-					       step_names[o.step]);
-	} else if (counts && !o.pfm_err) {
+		EXPECT_EQ(ST_LOAD, o.step) TH_LOG("%s: failed at %s", label,
+						  step_names[o.step]);
+	} else if (want == COUNTS_EXACT && !o.pfm_err) {
 		check_counts(_metadata, &o, case_kernel(pcase), label);
 	}
 }
@@ -960,10 +939,8 @@ TEST_F_TIMEOUT(access, permission_matrix_matches_perf, 300)
 		ksft_print_msg("%s: perf %s perfmon %s (%s)\n", label,
 			       pfm_errname(o.perf_err), pfm_errname(o.pfm_err),
 			       step_names[o.step]);
-		EXPECT_EQ(o.perf_err, o.pfm_err)
-			TH_LOG("%s: perf %s, perfmon %s at %s", label,
-			       pfm_errname(o.perf_err), pfm_errname(o.pfm_err),
-			       step_names[o.step]);
+		/* the verdict is logged just above */
+		EXPECT_EQ(o.perf_err, o.pfm_err);
 		/* level 3 refuses at create; below, a kernel-level PMC write */
 		if (o.pfm_err == EACCES) {
 			EXPECT_EQ(level > 2 ? ST_CREATE : ST_WRITE_PMCS, o.step)
@@ -1141,12 +1118,12 @@ TEST_F_TIMEOUT(access, unprivileged_reserve_default, 120)
 	/* the fixture wrote 1: the default again */
 	ASSERT_EQ(0, pfm_file_write(RESERVE, start_reserve));
 	ASSERT_EQ(0, pfm_paranoid_write(2));
-	expect_case(_metadata, &self->pmu, CRED_UNPRIV, SELF_USR, EACCES,
-		    ST_LOAD, false, "default reserve, uid 65534");
+	expect_case(_metadata, &self->pmu, CRED_UNPRIV, SELF_USR, LOAD_REFUSED,
+		    "default reserve, uid 65534");
 
 	ASSERT_EQ(0, pfm_file_write(RESERVE, "1\n"));
-	expect_case(_metadata, &self->pmu, CRED_UNPRIV, SELF_USR, 0, ST_NONE,
-		    true, "reserve 1, uid 65534");
+	expect_case(_metadata, &self->pmu, CRED_UNPRIV, SELF_USR, COUNTS_EXACT,
+		    "reserve 1, uid 65534");
 }
 
 /* unprivileged_reserve: "0" or "1", by root; at 0 a load needs CAP_PERFMON. */
@@ -1174,26 +1151,26 @@ TEST_F_TIMEOUT(access, unprivileged_reserve_knob, 120)
 	expect_reserve(_metadata, "0\n", "set to 0");
 
 	/* create and write_pmcs are allowed; the load is not */
-	expect_case(_metadata, &self->pmu, CRED_UNPRIV, SELF_USR, EACCES,
-		    ST_LOAD, false, "reserve 0, uid 65534");
-	expect_case(_metadata, &self->pmu, CRED_PERFMON, SELF_USR, 0, ST_NONE,
-		    true, "reserve 0, CAP_PERFMON");
+	expect_case(_metadata, &self->pmu, CRED_UNPRIV, SELF_USR, LOAD_REFUSED,
+		    "reserve 0, uid 65534");
+	expect_case(_metadata, &self->pmu, CRED_PERFMON, SELF_USR, COUNTS_EXACT,
+		    "reserve 0, CAP_PERFMON");
 
 	/* back to 1: the unprivileged load works again */
 	ASSERT_EQ(0, pfm_file_write(RESERVE, "1\n"));
 	expect_reserve(_metadata, "1\n", "set back to 1");
-	expect_case(_metadata, &self->pmu, CRED_UNPRIV, SELF_USR, 0, ST_NONE,
-		    false, "reserve 1, uid 65534");
+	expect_case(_metadata, &self->pmu, CRED_UNPRIV, SELF_USR, GRANTED,
+		    "reserve 1, uid 65534");
 }
 
 /* Paranoid 3 keeps nothing from root (CAP_SYS_ADMIN), user or kernel. */
 TEST_F_TIMEOUT(access, paranoid3_root_counts_user_and_kernel, 120)
 {
 	ASSERT_EQ(0, pfm_paranoid_write(3));
-	expect_case(_metadata, &self->pmu, CRED_ROOT, SELF_KERN, 0, ST_NONE,
-		    true, "paranoid 3 root self-kernel");
-	expect_case(_metadata, &self->pmu, CRED_ROOT, TRACEE_KERN, 0, ST_NONE,
-		    true, "paranoid 3 root tracee-kernel");
+	expect_case(_metadata, &self->pmu, CRED_ROOT, SELF_KERN, COUNTS_EXACT,
+		    "paranoid 3 root self-kernel");
+	expect_case(_metadata, &self->pmu, CRED_ROOT, TRACEE_KERN, COUNTS_EXACT,
+		    "paranoid 3 root tracee-kernel");
 }
 
 /*
@@ -1342,27 +1319,31 @@ FIXTURE_TEARDOWN(wd)
 	}
 }
 
-/* self->fd: a new programmed context; if @count, loaded and started. */
+enum { WD_PROGRAMMED, WD_COUNTING };
+
+/* self->fd: a new context, programmed; WD_COUNTING: loaded on us, started. */
 static void wd_context(struct __test_metadata *_metadata,
-		       struct _test_data_wd *self, bool count)
+		       struct _test_data_wd *self, int state)
 {
 	self->fd = pfm_create(0);
 	ASSERT_LE(0, self->fd) TH_LOG("create: %s", strerror(errno));
 	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
-	if (count) {
+	if (state == WD_COUNTING) {
 		ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 		ASSERT_EQ(0, pfm_start(self->fd, NULL));
 	}
 }
 
-/* Three periods on CPU 0: 2+ NMIs if @perf, else 0; detector @name. */
+enum { WD_NO_NMI, WD_NMIS };
+
+/* Three periods on CPU 0: no NMI, or 2+ (WD_NMIS); the detector @name if set */
 static void wd_expect(struct __test_metadata *_metadata,
-		      struct _test_data_wd *self, bool perf, const char *name)
+		      struct _test_data_wd *self, int nmis, const char *name)
 {
 	long n = wd_spin_nmis(3 * self->period);
 
 	ASSERT_LE(0, n) TH_LOG("no NMI line in /proc/interrupts");
-	if (perf) {
+	if (nmis == WD_NMIS) {
 		EXPECT_LE(2, n)
 			TH_LOG("%ld NMIs: the perf detector does not run", n);
 	} else {
@@ -1409,7 +1390,7 @@ TEST_F_TIMEOUT(wd, every_counter_is_the_contexts, 180)
 	ASSERT_EQ(0, pfm_write_pmcs(self->fd, pmcs, n));
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 	/* the perf detector left: no NMI */
-	wd_expect(_metadata, self, false, NULL);
+	wd_expect(_metadata, self, WD_NO_NMI, NULL);
 	for (r = 0; r < 3; r++) {
 		for (i = 0; i < n; i++)
 			pfm_pmd_set(&pmds[i], i, 0);
@@ -1430,16 +1411,14 @@ TEST_F_TIMEOUT(wd, every_counter_is_the_contexts, 180)
 /* The first attach moves detection to buddy; perf has no counter left. */
 TEST_F_TIMEOUT(wd, detector_leaves_the_pmu_to_perfmon, 180)
 {
-	struct perf_event_attr attr;
 	char buf[8];
 
-	wd_context(_metadata, self, true);
+	wd_context(_metadata, self, WD_COUNTING);
 	ASSERT_LT(0, pfm_file_read(NMI_WATCHDOG, buf, sizeof(buf)));
 	EXPECT_EQ('1', buf[0]);
-	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
-	expect_err(_metadata, pfm_perf_open(&attr, 0, -1, -1),
+	expect_err(_metadata, perf_open(0, PERF_KERNEL),
 		   pfm_perf_busy_errno(), "perf_event_open");
-	wd_expect(_metadata, self, false, "buddy");
+	wd_expect(_metadata, self, WD_NO_NMI, "buddy");
 	wd_count_exact(_metadata, self->fd);
 }
 
@@ -1448,12 +1427,12 @@ TEST_F_TIMEOUT(wd, sysctl_off_and_on_with_a_context, 180)
 {
 	char buf[8];
 
-	wd_context(_metadata, self, true);
+	wd_context(_metadata, self, WD_COUNTING);
 	ASSERT_EQ(0, pfm_file_write(NMI_WATCHDOG, "0"));
 	ASSERT_EQ(0, pfm_file_write(NMI_WATCHDOG, "1"));
 	ASSERT_LT(0, pfm_file_read(NMI_WATCHDOG, buf, sizeof(buf)));
 	EXPECT_EQ('1', buf[0]);
-	wd_expect(_metadata, self, false, NULL);
+	wd_expect(_metadata, self, WD_NO_NMI, NULL);
 	wd_count_exact(_metadata, self->fd);
 }
 
@@ -1487,20 +1466,17 @@ static long wd_perf_cycles_counter(void)
  */
 TEST_F_TIMEOUT(wd, buddy_stays_until_the_administrator_says, 180)
 {
-	struct perf_event_attr attr;
 	__u64 count;
 	int pfd;
 
-	wd_context(_metadata, self, true);
+	wd_context(_metadata, self, WD_COUNTING);
 	ASSERT_EQ(0, close(self->fd));
 	self->fd = -1;
-	wd_expect(_metadata, self, false, NULL);
+	wd_expect(_metadata, self, WD_NO_NMI, NULL);
 	if (self->pmu.nr_fixed >= 2)
 		EXPECT_EQ(0x40000001L, wd_perf_cycles_counter());
 
-	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
-	attr.exclude_kernel = 1;
-	pfd = pfm_perf_open(&attr, 0, -1, -1);
+	pfd = perf_open(0, PERF_USR);
 	ASSERT_LE(0, pfd) TH_LOG("perf_event_open: %s", strerror(errno));
 	pfm_loop(1000);
 	ASSERT_EQ(sizeof(count), read(pfd, &count, sizeof(count)));
@@ -1508,7 +1484,7 @@ TEST_F_TIMEOUT(wd, buddy_stays_until_the_administrator_says, 180)
 	close(pfd);
 
 	ASSERT_EQ(0, wd_reconfigure());
-	wd_expect(_metadata, self, true, NULL);
+	wd_expect(_metadata, self, WD_NMIS, NULL);
 	if (self->pmu.nr_fixed >= 2) {
 		EXPECT_LE(0, wd_perf_cycles_counter());
 		EXPECT_NE(0x40000001L, wd_perf_cycles_counter());
@@ -1548,12 +1524,9 @@ static int wd_log_count(int fd, const char *s)
 /* A user's perf event holds the PMU: load EBUSY, detector not moved. */
 TEST_F_TIMEOUT(wd, perf_user_keeps_the_pmu, 180)
 {
-	struct perf_event_attr attr;
 	int pfd, log;
 
-	pfm_perf_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
-	attr.exclude_kernel = 1;
-	pfd = pfm_perf_open(&attr, 0, -1, -1);
+	pfd = perf_open(0, PERF_USR);
 	ASSERT_LE(0, pfd) TH_LOG("perf_event_open: %s", strerror(errno));
 	self->fd = pfm_create(0);
 	ASSERT_LE(0, self->fd);
@@ -1564,10 +1537,10 @@ TEST_F_TIMEOUT(wd, perf_user_keeps_the_pmu, 180)
 	EXPECT_EQ(0, wd_log_count(log, "PMU claim"))
 		TH_LOG("the failed load moved the hard lockup detector");
 	close(log);
-	wd_expect(_metadata, self, true, "perf");
+	wd_expect(_metadata, self, WD_NMIS, "perf");
 	close(pfd);
 	EXPECT_EQ(0, pfm_load(self->fd, pfm_gettid()));
-	wd_expect(_metadata, self, false, "buddy");
+	wd_expect(_metadata, self, WD_NO_NMI, "buddy");
 }
 
 /*
@@ -1637,7 +1610,7 @@ TEST_F_TIMEOUT(wd, killed_during_load, 300)
 	for (r = 1; r <= WD_KILL_ROUNDS; r++) {
 		k.victim = pfm_fork_stopped_loop(1000);
 		ASSERT_LT(0, k.victim);
-		wd_context(_metadata, self, false);
+		wd_context(_metadata, self, WD_PROGRAMMED);
 		ASSERT_EQ(0, wd_reconfigure());
 		__atomic_store_n(&k.returned, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&k.round, r, __ATOMIC_RELEASE);
@@ -1671,14 +1644,14 @@ TEST_F_TIMEOUT(wd, one_cpu_keeps_the_perf_detector, 180)
 {
 	if (access(CPU1_ONLINE, W_OK))
 		SKIP(return, "CPU 1 cannot go offline");
-	wd_context(_metadata, self, false);
+	wd_context(_metadata, self, WD_PROGRAMMED);
 	ASSERT_EQ(0, pfm_file_write(CPU1_ONLINE, "0"));
 	expect_err(_metadata, pfm_load(self->fd, pfm_gettid()), EBUSY,
 		   "pfm_load_context on one CPU");
-	wd_expect(_metadata, self, true, "perf");
+	wd_expect(_metadata, self, WD_NMIS, "perf");
 	ASSERT_EQ(0, pfm_file_write(CPU1_ONLINE, "1"));
 	EXPECT_EQ(0, pfm_load(self->fd, pfm_gettid()));
-	wd_expect(_metadata, self, false, NULL);
+	wd_expect(_metadata, self, WD_NO_NMI, NULL);
 }
 
 /*
@@ -1691,23 +1664,23 @@ TEST_F_TIMEOUT(wd, off_then_on_with_one_cpu_starts_none, 180)
 		SKIP(return, "CPU 1 cannot go offline");
 	ASSERT_EQ(0, pfm_file_write(NMI_WATCHDOG, "0"));
 	ASSERT_EQ(0, pfm_file_write(CPU1_ONLINE, "0"));
-	wd_context(_metadata, self, true);
+	wd_context(_metadata, self, WD_COUNTING);
 	EXPECT_TRUE(wd_detector_is("none"));
 	ASSERT_EQ(0, pfm_file_write(NMI_WATCHDOG, "1"));
 	EXPECT_TRUE(wd_detector_is("none"));
-	wd_expect(_metadata, self, false, NULL);
+	wd_expect(_metadata, self, WD_NO_NMI, NULL);
 	wd_count_exact(_metadata, self->fd);
 	ASSERT_EQ(0, pfm_file_write(CPU1_ONLINE, "1"));
 	EXPECT_TRUE(wd_detector_is("none"));
 	ASSERT_EQ(0, wd_reconfigure());
 	EXPECT_TRUE(wd_detector_is("buddy"));
-	wd_expect(_metadata, self, false, NULL);
+	wd_expect(_metadata, self, WD_NO_NMI, NULL);
 	wd_count_exact(_metadata, self->fd);
 	ASSERT_EQ(0, close(self->fd));
 	self->fd = -1;
 	ASSERT_EQ(0, wd_reconfigure());
 	EXPECT_TRUE(wd_detector_is("perf"));
-	wd_expect(_metadata, self, true, NULL);
+	wd_expect(_metadata, self, WD_NMIS, NULL);
 }
 
 /* CPU 1 off and back while counting: exact, and perf's detector returns. */
@@ -1720,7 +1693,7 @@ TEST_F_TIMEOUT(wd, cpu_hotplug_keeps_the_detector, 180)
 
 	if (access(CPU1_ONLINE, W_OK))
 		SKIP(return, "CPU 1 cannot go offline");
-	wd_context(_metadata, self, true);
+	wd_context(_metadata, self, WD_COUNTING);
 	ASSERT_EQ(0, pfm_file_write(CPU1_ONLINE, "0"));
 	ASSERT_EQ(0, pfm_file_write(CPU1_ONLINE, "1"));
 	ASSERT_LT(0, pfm_file_read(CPU1_ONLINE, buf, sizeof(buf)));

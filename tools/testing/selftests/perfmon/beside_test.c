@@ -1,13 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * perfmon's promises and perf's invariants, with perf busy on the same CPU:
- * a helper on another CPU installs and removes CPU-wide events on C, where
- * the contexts count (IPIs that disable and enable perf's PMU there), more
- * events than counters (rotation) and a sampling event (PMIs). Counts stay
- * exact, RDPMC shows no other context's counts, perf's times never go back
- * and show perfmon's time as enabled, not running (as its multiplexing).
- * On a PMU that perf cannot share (Core 2, AMD without PerfMonV2) perf has
- * no hardware event beside a context: the tests skip.
+ * perfmon beside a helper that installs and removes perf events on the
+ * contexts' CPU (IPIs, rotation, PMIs): counts stay exact, RDPMC shows no
+ * other context's counts, perf's times never go back and show perfmon's
+ * time as enabled, not running. Needs a PMU perf can share.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -56,10 +52,7 @@ FIXTURE(beside) {
 	int other;	/* where the helper runs; C if there is one CPU */
 };
 
-/*
- * A user-level host event (exclude_guest = 1, as the perf tool opens it);
- * a pinned one is left out by no rotation, only by perfmon.
- */
+/* A user-level host event; a pinned one is left out only by perfmon. */
 static int host_open(__u64 config, pid_t pid, int cpu, int pinned, __u64 period)
 {
 	struct perf_event_attr attr;
@@ -84,19 +77,20 @@ static void churn_main(struct shm *s, int other, int cpu)
 		PERF_COUNT_HW_INSTRUCTIONS, PERF_COUNT_HW_CPU_CYCLES,
 		PERF_COUNT_HW_BRANCH_INSTRUCTIONS,
 	};
-	int fds[CHURN_EVENTS + 1], i, n, fd;
+	int fds[CHURN_EVENTS + 1], i, n;
 
-	if (pfm_pin(0, other))
-		goto fail;
-	fd = host_open(cfg[0], -1, cpu, 0, 0);
-	if (fd < 0)
-		goto fail;
-	close(fd);
+	/* ready only once it can install a host event on C */
+	n = pfm_pin(0, other) ? -1 : host_open(cfg[0], -1, cpu, 0, 0);
+	if (n < 0) {
+		s->err = errno;
+		WRITE_ONCE_INT(s->ready, -1);
+		_exit(1);
+	}
+	close(n);
 	WRITE_ONCE_INT(s->ready, 1);
 	while (!READ_ONCE_INT(s->done)) {
-		fd = host_open(cfg[s->rounds % 3], -1, cpu, 0, 0);
-		if (fd >= 0)
-			close(fd);
+		/* a failed open (-1) closes nothing */
+		close(host_open(cfg[s->rounds % 3], -1, cpu, 0, 0));
 		if (s->rounds++ % 8)
 			continue;
 		for (n = 0; n < CHURN_EVENTS; n++)
@@ -104,14 +98,9 @@ static void churn_main(struct shm *s, int other, int cpu)
 		fds[n] = host_open(PERF_COUNT_HW_CPU_CYCLES, -1, cpu, 0, SAMPLE_PERIOD);
 		usleep(1000);
 		for (i = 0; i <= n; i++)
-			if (fds[i] >= 0)
-				close(fds[i]);
+			close(fds[i]);
 	}
 	_exit(0);
-fail:
-	s->err = errno;
-	WRITE_ONCE_INT(s->ready, -1);
-	_exit(1);
 }
 
 /* C: where perf's task events count (cpu_core if hybrid); other: another. */
@@ -125,14 +114,12 @@ static void pick_cpus(int *cpu, int *other)
 	sched_getaffinity(0, sizeof(core), &core);
 	sched_setaffinity(0, sizeof(all), &all);
 	*cpu = *other = -1;
-	for (i = 0; i < CPU_SETSIZE; i++) {
+	for (i = 0; i < CPU_SETSIZE; i++)
 		if (CPU_ISSET(i, &core))
 			*cpu = i;
-	}
-	for (i = 0; i < CPU_SETSIZE; i++) {
+	for (i = 0; i < CPU_SETSIZE; i++)
 		if (CPU_ISSET(i, &all) && (i != *cpu || *other < 0))
 			*other = i;
-	}
 }
 
 FIXTURE_SETUP(beside)
@@ -159,7 +146,6 @@ FIXTURE_SETUP(beside)
 
 	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_TRUE(s != MAP_FAILED);
-	memset(s, 0, sizeof(*s));
 	self->shm = s;
 	self->churn = fork();
 	ASSERT_LE(0, self->churn);
@@ -223,11 +209,7 @@ static void own_event_and_context(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 }
 
-/*
- * A stopped context counts nothing of its thread, which blocks and wakes
- * under its own perf event, disabled and enabled at each round (perf
- * stat's --control), while perf installs and removes events on its CPU.
- */
+/* Stopped, a context counts nothing while its thread's perf event toggles. */
 TEST_F_TIMEOUT(beside, stopped_context_counts_nothing, 120)
 {
 	__u64 stop[2], after[2];
@@ -250,10 +232,7 @@ TEST_F_TIMEOUT(beside, stopped_context_counts_nothing, 120)
 	EXPECT_LE(LOOP * PFM_LOOP_INSN, stop[0]);
 }
 
-/*
- * A started context counts its thread's loops exactly while it blocks,
- * wakes and perf churns: the rounds of 2n less the rounds of n.
- */
+/* A started context counts exactly while its thread blocks and wakes. */
 TEST_F_TIMEOUT(beside, started_context_exact, 120)
 {
 	const unsigned long ns[2] = { LOOP, 2 * LOOP };
@@ -285,10 +264,7 @@ static void spin_body(unsigned long n)
 	}
 }
 
-/*
- * Another monitored process on C, spin_body() counting on PMC0 and PMC1,
- * started: 1 if the test is skipped (fewer than 3 counters).
- */
+/* Another monitored process on C, counting on PMC0/PMC1: 1 if skipped. */
 static int other_context(struct __test_metadata *_metadata,
 			 struct _test_data_beside *self)
 {
@@ -322,14 +298,10 @@ static int load_on_counter2(struct _test_data_beside *self, pid_t tid)
 	return pfm_load(self->fd, tid);
 }
 
-/*
- * RDPMC of the general-purpose counters 0 and 1, which the caller's
- * context does not use (it counts on counter 2), read 0 while another
- * monitored process counts with them on the same CPU and perf churns.
- */
+/* RDPMC of counters 0 and 1, used by another context on C, reads 0. */
 TEST_F_TIMEOUT(beside, unused_counters_read_zero, 120)
 {
-	int i, reads = 0, bad = 0;
+	int i, bad = 0;
 	__u64 v, first = 0;
 	char knob[16];
 
@@ -347,13 +319,12 @@ TEST_F_TIMEOUT(beside, unused_counters_read_zero, 120)
 			usleep(50);
 		}
 		v = pfm_rdpmc(i & 1);
-		reads++;
 		if (v && !bad++)
 			first = v;
 	}
 	ASSERT_EQ(0, pfm_stop(self->fd));
 	ksft_print_msg("RDPMC of counters 0 and 1: %d non-zero of %d reads (first %#llx)\n",
-		       bad, reads, (unsigned long long)first);
+		       bad, i, (unsigned long long)first);
 	EXPECT_EQ(0, bad);
 }
 
@@ -397,12 +368,7 @@ static void rdpmc_child(struct shm *s, unsigned long n)
 	_exit(0);
 }
 
-/*
- * A thread whose context its tracer loaded cannot read counters through
- * perfmon, but can through perf when its mm maps a perf event: counters 0
- * and 1, which another monitored process uses on the same CPU and its
- * own context does not, still read 0.
- */
+/* A traced thread RDPMCs through perf: another context's counters read 0. */
 TEST_F_TIMEOUT(beside, traced_thread_reads_no_other_context, 120)
 {
 	struct shm *s = self->shm;
@@ -436,9 +402,8 @@ static int read_times(int pfd, __u64 *val)
 }
 
 /*
- * perf's event on a monitored thread: its times never go back, running
- * never exceeds enabled, the context's time is enabled but not running,
- * and after the unload it counts the thread exactly again.
+ * perf's event on a monitored thread: its times never go back, the
+ * context's time is enabled, not running; after the unload it counts again.
  */
 TEST_F_TIMEOUT(beside, perf_times_on_monitored_thread, 120)
 {
@@ -505,11 +470,7 @@ static void unmonitored_child(struct shm *s, int cpu)
 	_exit(0);
 }
 
-/*
- * perf counts a thread without a context exactly while it takes turns on
- * the CPU with a monitored one and perf churns: the rounds of 2n less the
- * rounds of n. The monitored thread counts its own loops on.
- */
+/* perf counts an unmonitored thread exactly beside a monitored one on C. */
 TEST_F_TIMEOUT(beside, unmonitored_thread_exact, 120)
 {
 	struct shm *s = self->shm;
@@ -535,11 +496,7 @@ TEST_F_TIMEOUT(beside, unmonitored_thread_exact, 120)
 		     "perf, unmonitored thread, rounds of 2n less rounds of n");
 }
 
-/*
- * A CPU-wide event on C while a monitored child runs there: the child's
- * time is enabled but not running for it (perf stat's scaling), and its
- * times never decrease.
- */
+/* A CPU-wide event shows a monitored child's time enabled, not running. */
 TEST_F_TIMEOUT(beside, cpu_wide_event_shows_the_context_time, 120)
 {
 	__u64 v[3], pmd, ran;
@@ -575,8 +532,8 @@ TEST_F_TIMEOUT(beside, cpu_wide_event_shows_the_context_time, 120)
 
 /*
  * Mount cgroup2 if need be and enable a controller in the root's
- * subtree_control, as systemd does (perf's implicit controller gives a
- * child cgroup its state only then). The controller to disable again, "".
+ * subtree_control, as systemd does (perf's cgroup events need it): the
+ * controller to disable again, or "".
  */
 static const char *cg_setup(char *ctrl, size_t size)
 {
@@ -661,11 +618,8 @@ static int cg_rounds(int fd, __u64 *v, const int *ev, int *back)
 }
 
 /*
- * Two monitored processes in two cgroups take turns on C, each switch a
- * cgroup switch of perf's, with a perf event of each cgroup on C (what
- * perf stat -G opens) and the helper churning: each context counts its
- * loops exactly (rounds of 2n less rounds of n), and the cgroup events'
- * times never go back, running never above enabled.
+ * Two monitored processes in two cgroups with perf events take turns on C:
+ * each context counts exactly, the cgroup events' times never go back.
  */
 TEST_F_TIMEOUT(beside, cgroup_switches_exact, 120)
 {
@@ -679,8 +633,6 @@ TEST_F_TIMEOUT(beside, cgroup_switches_exact, 120)
 	for (i = 0; i < 2; i++) {
 		cg[i] = cg_make(i ? "pfm_beside_b" : "pfm_beside_a");
 		ASSERT_LE(0, cg[i]);
-	}
-	for (i = 0; i < 2; i++) {
 		ev[i] = cg_event_open(cg[i], self->cpu);
 		if (ev[i] < 0 && errno == EOPNOTSUPP)
 			SKIP(return, "no perf cgroup events");

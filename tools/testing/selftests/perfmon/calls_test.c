@@ -1,14 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * perfmon calls on a context of the caller: the success paths of
- * pfm_write_pmcs(), pfm_write_pmds(), pfm_read_pmds(), pfm_start(),
- * pfm_stop() and pfm_unload_context(), and every errno of their arguments.
- *
- * Then what the calls and the counters show of others: RDPMC by a
- * self-monitoring thread reads 0 on every counter its context does not use,
- * perf's rdpmc knob at 0 forbids RDPMC, read_pmds copies back nothing but
- * reg_value, arg_mem_max keeps to its bounds, debug is ratelimited. All
- * runs on CPU 0, one PMU; the harness's parent restores the knobs changed.
+ * perfmon calls on a context of the caller: their success paths and every
+ * errno of their arguments.
+ * Then what they and RDPMC show of others' counters, and the knobs that
+ * bound them, on CPU 0; the harness's parent restores the knobs changed.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -272,10 +267,7 @@ TEST_F(ctx, count_negative)
 				 EINVAL, "negative count");
 }
 
-/*
- * INT_MAX elements overflow a 32-bit kernel's size_t (EINVAL), and are
- * beyond arg_mem_max for a 64-bit kernel (E2BIG), 32-bit programs too.
- */
+/* INT_MAX elements: a 32-bit kernel's size_t overflows (EINVAL), a 64-bit one E2BIG. */
 TEST_F(ctx, count_huge)
 {
 	struct utsname u;
@@ -383,17 +375,13 @@ TEST_F(ctx, bad_fd)
 	expect_all_ebadf(_metadata, pipefd[0], "pipe");
 	close(pipefd[0]);
 	close(pipefd[1]);
-	/* a closed context */
 	fd = pfm_create(0);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, close(fd));
 	expect_all_ebadf(_metadata, fd, "closed context");
 }
 
-/*
- * A register that pmu_desc does not describe, below the maximum or beyond
- * it, is EINVAL in each call from @first to @last.
- */
+/* A register pmu_desc lacks, below the maximum or beyond: EINVAL in @first..@last. */
 static void expect_unknown_regs(struct __test_metadata *_metadata, int fd,
 				enum pfm_call first, enum pfm_call last)
 {
@@ -522,26 +510,20 @@ TEST_F(ctx, pmd_reserved_fields_ignored)
 	EXPECT_EQ(0, memcmp(sent, pmd.reg_reserved2, sizeof(sent)));
 }
 
-/*
- * The sampling-only fields must be zero in write_pmds, but for
- * reg_last_reset_val, which is ignored.
- */
+/* The sampling-only fields must be 0 in write_pmds; reg_last_reset_val is ignored. */
 TEST_F(ctx, pmd_sampling_fields)
 {
-	size_t offs[] = {
-		offsetof(struct pfarg_pmd, reg_long_reset),
-		offsetof(struct pfarg_pmd, reg_short_reset),
-		offsetof(struct pfarg_pmd, reg_ovfl_switch_cnt),
-		offsetof(struct pfarg_pmd, reg_smpl_eventid),
-		offsetof(struct pfarg_pmd, reg_random_mask),
-	};
 	struct pfarg_pmd pmd;
+	__u64 *fields[] = {
+		&pmd.reg_long_reset, &pmd.reg_short_reset, &pmd.reg_ovfl_switch_cnt,
+		&pmd.reg_smpl_eventid, &pmd.reg_random_mask,
+	};
 	unsigned int i;
 	int j;
 
-	for (i = 0; i < ARRAY_SIZE(offs); i++) {
+	for (i = 0; i < ARRAY_SIZE(fields); i++) {
 		pfm_pmd_set(&pmd, 0, 0);
-		*(__u64 *)((char *)&pmd + offs[i]) = 1000;
+		*fields[i] = 1000;
 		EXPECT_ERR(EINVAL, pfm_write_pmds(self->fd, &pmd, 1));
 	}
 	for (j = 0; j < PFM_REG_BV; j++) {
@@ -866,10 +848,7 @@ TEST_F(ctx, getinfo_evtsets_runs_and_duration)
 	EXPECT_EQ(0, pfm_unload_context(self->fd));
 }
 
-/*
- * Set 0 without flags is the set that exists: accepted in every state,
- * nothing written back; the timeout is ignored without TIME_SWITCH.
- */
+/* Set 0 without flags exists: accepted in any state, not written back, timeout ignored. */
 TEST_F(ctx, create_evtsets_set0)
 {
 	struct pfarg_setdesc d[2], copy[2];
@@ -1059,10 +1038,7 @@ static const char *ctr_name(unsigned int idx, char *buf, size_t size)
 	return buf;
 }
 
-/*
- * Process B, self-monitoring on PMD0 (@own) or without a context, RDPMCs
- * every counter: all read 0 but its own counter 0.
- */
+/* B, counting on PMD0 (@own) or without a context: every RDPMC but its own reads 0. */
 static void check_b(struct __test_metadata *_metadata,
 		    const struct pfm_pmu *pmu, int drop_root, int own)
 {
@@ -1341,7 +1317,6 @@ TEST_F(rules, rdpmc_knob_zero_faults)
 	if (access(knob_path(RDPMC), F_OK))
 		SKIP(return, "no %s", knob_path(RDPMC));
 	for (i = 0; i < ARRAY_SIZE(runs); i++) {
-		/* the first saves the knob for the teardown */
 		ASSERT_EQ(0, knob_set(self->saved, RDPMC, runs[i].knob));
 		res = rdpmc_child(&self->pmu, runs[i].ctx);
 		EXPECT_EQ(runs[i].res, res)
@@ -1351,15 +1326,13 @@ TEST_F(rules, rdpmc_knob_zero_faults)
 	}
 }
 
-/* Are a and b the same in every byte but reg_value? */
+/* Are a and b the same in every field but reg_value? */
 static int same_but_value(const struct pfarg_pmd *a, const struct pfarg_pmd *b)
 {
-	size_t off = offsetof(struct pfarg_pmd, reg_value);
-	size_t end = off + sizeof(a->reg_value);
+	struct pfarg_pmd t = *b;
 
-	return !memcmp(a, b, off) &&
-	       !memcmp((const char *)a + end, (const char *)b + end,
-		       sizeof(*a) - end);
+	t.reg_value = a->reg_value;
+	return !memcmp(a, &t, sizeof(t));
 }
 
 TEST_F(rules, read_pmds_copies_back_only_reg_value)

@@ -72,26 +72,39 @@ struct regs {
 	__u64 val[4];
 };
 
-/* Set the PMDs, start, run pfm_loop(n), stop, read the PMDs. */
-static int measure_regs(int fd, struct regs *r, unsigned long n)
+static int write_regs(int fd, const struct regs *r)
 {
 	struct pfarg_pmd pmds[4];
 	int i;
 
 	for (i = 0; i < r->nr; i++)
 		pfm_pmd_set(&pmds[i], r->num[i], r->init[i]);
-	if (pfm_write_pmds(fd, pmds, r->nr) || pfm_start(fd, NULL))
-		return -1;
-	pfm_loop(n);
-	if (pfm_stop(fd))
-		return -1;
+	return pfm_write_pmds(fd, pmds, r->nr);
+}
+
+static int read_regs(int fd, struct regs *r)
+{
+	struct pfarg_pmd pmds[4];
+	int i;
+
 	for (i = 0; i < r->nr; i++)
-		pmds[i].reg_value = 0;
+		pfm_pmd_set(&pmds[i], r->num[i], 0);
 	if (pfm_read_pmds(fd, pmds, r->nr))
 		return -1;
 	for (i = 0; i < r->nr; i++)
 		r->val[i] = pmds[i].reg_value;
 	return 0;
+}
+
+/* Set the PMDs, start, run pfm_loop(n), stop, read the PMDs. */
+static int measure_regs(int fd, struct regs *r, unsigned long n)
+{
+	if (write_regs(fd, r) || pfm_start(fd, NULL))
+		return -1;
+	pfm_loop(n);
+	if (pfm_stop(fd))
+		return -1;
+	return read_regs(fd, r);
 }
 
 /* Program PMC0/PMC1 for plm and load the context on the caller. */
@@ -250,18 +263,9 @@ static void run_threads(unsigned long n)
 		pthread_join(threads[i], NULL);
 }
 
-static void swap_u64(__u64 *a, __u64 *b)
-{
-	__u64 t = *a;
-
-	*a = *b;
-	*b = t;
-}
-
 /*
- * Follow the new threads of the stopped child @pid as a tool does, giving
- * each a context at its first stop; once the child exits, read their counts
- * sorted by instructions. The number of threads counted, or -1.
+ * Give each new thread of the stopped child @pid a context at its first stop;
+ * at its exit, read their counts sorted by instructions: how many, or -1.
  */
 static int count_new_threads(const struct pfm_pmu *pmu, pid_t pid,
 			     __u64 *insn, __u64 *branch)
@@ -304,8 +308,12 @@ static int count_new_threads(const struct pfm_pmu *pmu, pid_t pid,
 	}
 	for (i = 1; i < nr; i++)
 		for (j = i; j > 0 && insn[j - 1] > insn[j]; j--) {
-			swap_u64(&insn[j - 1], &insn[j]);
-			swap_u64(&branch[j - 1], &branch[j]);
+			__u64 ti = insn[j], tb = branch[j];
+
+			insn[j] = insn[j - 1];
+			branch[j] = branch[j - 1];
+			insn[j - 1] = ti;
+			branch[j - 1] = tb;
 		}
 	return ret ? ret : nr;
 }
@@ -454,9 +462,8 @@ TEST_F(count, overflow_gp)
 
 /*
  * A counter that wraps in the load pfm_start() makes: its interrupt must
- * re-arm it, so RDPMC just after sees the bit of its width set again (a lost
- * one holds the few events since the wrap). 1 to 400 instructions to the
- * wrap, both levels, move it over the load and the kernel's way back.
+ * re-arm it, so RDPMC just after sees the bit of its width set again. 1 to
+ * 400 events to the wrap, both levels, move it over the load and the return.
  */
 TEST_F(count, overflow_at_load)
 {
@@ -759,50 +766,52 @@ TEST_F_TIMEOUT(count, context_switches_exact, 600)
 		     branch[2] - branch[1], PFM_STR(NR_YIELDS) " yields");
 }
 
-/* The monitored thread moves to the other CPU before every loop. */
-static int measure_migrate(int fd, unsigned long n, const int *cpus,
-			   int *seen, __u64 *insn, __u64 *branch)
+/*
+ * The caller's context: set @r's PMDs, start, @runs (at most NR_MIGRATIONS)
+ * times move to cpu[i % 2] and run pfm_loop(n); stop and read. The runs not
+ * on the CPU they were moved to are added to *@wrong.
+ */
+static int measure_hops(int fd, struct regs *r, unsigned long n, int runs,
+			const int *cpu, int *wrong)
 {
+	int seen[NR_MIGRATIONS], i;
 	cpu_set_t sets[2];
-	int i;
 
 	for (i = 0; i < 2; i++) {
 		CPU_ZERO(&sets[i]);
-		CPU_SET(cpus[i], &sets[i]);
+		CPU_SET(cpu[i], &sets[i]);
 	}
-	if (pfm_write_pmd(fd, 0, 0) || pfm_write_pmd(fd, 1, 0) ||
-	    pfm_start(fd, NULL))
+	if (write_regs(fd, r) || pfm_start(fd, NULL))
 		return -1;
-	for (i = 0; i < NR_MIGRATIONS; i++) {
+	for (i = 0; i < runs; i++) {
 		sched_setaffinity(0, sizeof(sets[0]), &sets[i & 1]);
 		seen[i] = sched_getcpu();
 		pfm_loop(n);
 	}
 	if (pfm_stop(fd))
 		return -1;
-	return pfm_read2(fd, insn, branch);
+	for (i = 0; i < runs; i++)
+		*wrong += seen[i] != cpu[i & 1];
+	return read_regs(fd, r);
 }
 
 TEST_F_TIMEOUT(count, migrations_exact, 600)
 {
 	unsigned long ns[] = { YIELD_LOOP, YIELD_LOOP, 2 * YIELD_LOOP };
+	struct regs r = { .nr = 2, .num = { 0, 1 } };
 	__u64 insn[3], branch[3];
-	int cpus[2], *seen;
+	int cpus[2], wrong = 0;
 	unsigned int i;
-	int j, wrong = 0;
 
 	if (pfm_two_cpus(&cpus[0], &cpus[1]))
 		SKIP(return, "needs two CPUs");
-	seen = calloc(NR_MIGRATIONS, sizeof(*seen));
-	ASSERT_FALSE(!seen);
 	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
 	for (i = 0; i < ARRAY_SIZE(ns); i++) {
-		ASSERT_EQ(0, measure_migrate(self->fd, ns[i], cpus, seen,
-					     &insn[i], &branch[i]));
-		for (j = 0; j < NR_MIGRATIONS; j++)
-			wrong += seen[j] != cpus[j & 1];
+		ASSERT_EQ(0, measure_hops(self->fd, &r, ns[i], NR_MIGRATIONS,
+					  cpus, &wrong));
+		insn[i] = r.val[0];
+		branch[i] = r.val[1];
 	}
-	free(seen);
 	EXPECT_EQ(0, wrong);
 	EXPECT_EQ(insn[0], insn[1]);
 	expect_loops(_metadata, NR_MIGRATIONS * YIELD_LOOP, insn[2] - insn[1],
@@ -871,19 +880,14 @@ TEST_F_TIMEOUT(count, threads_isolated, 600)
 	}
 }
 
-/* Is RDPMC allowed to everyone anyway (perf's rdpmc == 2)? */
-static int rdpmc_always_allowed(void)
+/* perf's rdpmc setting ('2': RDPMC allowed to everyone), or 0 if unknown. */
+static char rdpmc_knob(void)
 {
-	char buf[8] = "";
-	FILE *f;
+	char buf[16];
 
-	f = fopen(pfm_rdpmc_knob_path(), "r");
-	if (!f)
+	if (pfm_file_read(pfm_rdpmc_knob_path(), buf, sizeof(buf)) <= 0)
 		return 0;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = '\0';
-	fclose(f);
-	return buf[0] == '2';
+	return buf[0];
 }
 
 /* RDPMC counter index of PMD0. */
@@ -946,7 +950,7 @@ static int rdpmc_in_child(int cpu, int with_unloaded_context,
 
 TEST_F(count, rdpmc_denied_without_context)
 {
-	if (rdpmc_always_allowed())
+	if (rdpmc_knob() == '2')
 		SKIP(return, "perf allows RDPMC to every thread");
 	EXPECT_EQ(SIGSEGV, rdpmc_in_child(-1, 0, &self->pmu));
 	EXPECT_EQ(SIGSEGV, rdpmc_in_child(-1, 1, &self->pmu));
@@ -957,7 +961,7 @@ TEST_F(count, rdpmc_denied_to_others)
 {
 	int cpu = sched_getcpu();
 
-	if (rdpmc_always_allowed())
+	if (rdpmc_knob() == '2')
 		SKIP(return, "perf allows RDPMC to every thread");
 	ASSERT_EQ(0, pfm_pin(0, cpu));
 	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
@@ -982,7 +986,7 @@ TEST_F(count, rdpmc_denied_to_monitored_others)
 	int cpu = sched_getcpu(), fd, status;
 	pid_t pid;
 
-	if (rdpmc_always_allowed())
+	if (rdpmc_knob() == '2')
 		SKIP(return, "perf allows RDPMC to every thread");
 	ASSERT_EQ(0, pfm_pin(0, cpu));
 	setup_self(_metadata, self->fd, &self->pmu, PFM_EVT_USR);
@@ -1017,7 +1021,7 @@ TEST_F_TIMEOUT(count, rdpmc_after_exec, 300)
 	int i, status, faults = 0;
 	pid_t pid;
 
-	if (rdpmc_always_allowed())
+	if (rdpmc_knob() == '2')
 		SKIP(return, "perf allows RDPMC to every thread");
 	for (i = 0; i < 20; i++) {
 		pid = fork();
@@ -1110,20 +1114,22 @@ TEST_F_TIMEOUT(count, rdpmc_kept_across_perf_rdpmc_changes, 120)
 }
 
 /*
- * The values across changes of perf's rdpmc setting. perf clears the counters
- * its closed events left "dirty" when it turns RDPMC on for a task, which a
- * change to 2 does on every CPU: a counter perfmon took since must keep its
- * value. perf counts on two GP counters and closes them; a pinned thread
- * then counts on PMD0 while the rdpmc file becomes 2, 1, 0 and the original
- * between the parts of its loop, reading after each with pfm_read_pmds() and
- * (where allowed) RDPMC: within the loops so far, exact between n and 2n.
+ * perf clears the counters its closed events left "dirty" when it turns RDPMC
+ * on for a task (a change of rdpmc to 2 does so on every CPU): a counter
+ * perfmon took since must keep its value. PMD0 counts parts of a loop while
+ * rdpmc becomes 2, 1, 0 and the original: exact between n and 2n.
  */
 #define RDPMC_PARTS	5
 #define RDPMC_SLACK	0x100000ULL	/* the user code around the loops */
 #define RDPMC_VALUES_MSG "rdpmc values: n %lu, %s: pfm_read_pmds %#llx, RDPMC %s%#llx\n"
 
 static const char * const rdpmc_settings[RDPMC_PARTS] = {
-	NULL, "2\n", "1\n", "0\n", "" /* the original */
+	NULL, "2\n", "1\n", "0\n", "" /* the original, 1 */
+};
+
+static const char * const rdpmc_part_names[RDPMC_PARTS] = {
+	"before any change", "after rdpmc=2", "after rdpmc=1", "after rdpmc=0",
+	"after rdpmc=1 (the original)"
 };
 
 FIXTURE(rdpmc_values) {
@@ -1133,11 +1139,9 @@ FIXTURE(rdpmc_values) {
 
 FIXTURE_SETUP(rdpmc_values)
 {
-	self->saved[0] = '\0';
 	if (geteuid())
 		SKIP(return, "needs root");
-	if (pfm_require_pmu(_metadata, &self->pmu))
-		return;
+	pfm_require_pmu(_metadata, &self->pmu);
 }
 
 /* In the parent: also after a test that died or ran out of time. */
@@ -1236,26 +1240,14 @@ out:
 	return ret;
 }
 
-static const char *rdpmc_part_name(int i, const char *orig, char *buf,
-				   size_t size)
-{
-	const char *set = rdpmc_settings[i];
-
-	if (!set)
-		snprintf(buf, size, "before any change");
-	else
-		snprintf(buf, size, "after rdpmc=%.1s%s", set[0] ? set : orig,
-			 set[0] ? "" : " (the original)");
-	return buf;
-}
-
 TEST_F_TIMEOUT(rdpmc_values, kept_across_perf_rdpmc_changes, 300)
 {
 	unsigned long ns[] = { N, 2 * N };
 	__u64 mask = (1ULL << self->pmu.gp_width) - 1, lo, got;
 	struct rdpmc_run r[2];
 	int cpu = 0, i, k, ret[2], err;
-	char orig[16], name[64];
+	const char *name;
+	char orig[16];
 
 	if (pfm_file_read(PFM_RDPMC_ATTR, orig, sizeof(orig)) <= 0)
 		SKIP(return, "no %s", PFM_RDPMC_ATTR);
@@ -1273,12 +1265,10 @@ TEST_F_TIMEOUT(rdpmc_values, kept_across_perf_rdpmc_changes, 300)
 			SKIP(return, "perf_events has no hardware PMU: %s",
 			     strerror(err));
 		ASSERT_EQ(0, ret[k]) TH_LOG("run %d: %s (%s): %s", k, r[k].what,
-					    rdpmc_part_name(r[k].err, orig, name,
-							    sizeof(name)),
-					    strerror(err));
+					    rdpmc_part_names[r[k].err], strerror(err));
 	}
 	for (i = 0; i < RDPMC_PARTS; i++) {
-		rdpmc_part_name(i, orig, name, sizeof(name));
+		name = rdpmc_part_names[i];
 		for (k = 0; k < 2; k++) {
 			lo = (i + 1) * ns[k] * PFM_LOOP_INSN;
 			got = r[k].raw[i] & mask;
@@ -1330,9 +1320,8 @@ static void loop_stop_loop(unsigned long n)
 }
 
 /*
- * A CPU that lost its PMU offline or asleep: PMD0 and PMD1's counters on @cpu
- * zeroed behind perfmon's back through the msr driver (pwrite64(): AMD's MSRs
- * are beyond 2^31). 0, or -1.
+ * @cpu loses its PMU (as offline or asleep): PMD0 and PMD1's counters zeroed
+ * through the msr driver (pwrite64(): AMD's MSRs are beyond 2^31). 0, or -1.
  */
 static int cpu_lose_counters(int cpu)
 {
@@ -1421,12 +1410,6 @@ out:
 	return ret;
 }
 
-/* The ovfl_intr column of a CPU in the debug statistics, or -1. */
-static long long ovfl_intr(int cpu)
-{
-	return pfm_cpu_stat("ovfl_intr", cpu);
-}
-
 /*
  * A child on CPU 1, n iterations counted by @fd from PMD0 = @start, on PMC0
  * and PMC1 (PMC0 alone with @pmc0_only): PMD0 at its exit, or -1.
@@ -1478,12 +1461,12 @@ TEST_F_TIMEOUT(count, cpu_hotplug_exact, 600)
 	}
 
 	/* after the hotplugs, overflows on CPU 1 interrupt and count on exactly */
-	ovfl0 = ovfl_intr(1);
+	ovfl0 = pfm_cpu_stat("ovfl_intr", 1);
 	start = (1ULL << self->pmu.gp_width) - 1000;
 	for (i = 0; i < ARRAY_SIZE(ns); i++)
 		ASSERT_EQ(0, run_on_cpu1(self->fd, &self->pmu, 0, start, ns[i],
 					 &v[i]));
-	ovfl1 = ovfl_intr(1);
+	ovfl1 = pfm_cpu_stat("ovfl_intr", 1);
 	EXPECT_LE(start + N * PFM_LOOP_INSN, v[0]);
 	EXPECT_COUNT(N * PFM_LOOP_INSN, v[1] - v[0],
 		     "instructions, 2N - N from 2^%u - 1000 on CPU 1",
@@ -1567,12 +1550,10 @@ TEST_F_TIMEOUT(count, suspend_exact, 300)
 }
 
 /*
- * The PMU interrupt of a CPU where a thread with a context runs is perfmon's
- * (perf's handler passes it on, or has no event to claim it). An overflow of
- * a counter no context uses, written behind the kernel's back, must not
- * become an "unknown NMI" that leaves the local APIC's LVTPC masked (Intel
- * masks it on a PMI, only the handler unmasks it): the contexts' overflows
- * there must still interrupt. Intel only; root, CPU 1 and /dev/cpu/1/msr.
+ * An overflow of a counter no context uses ("rogue", written behind the
+ * kernel's back) on a CPU where perfmon holds the PMU must not become an
+ * "unknown NMI" that leaves LVTPC masked (Intel masks it on a PMI): the
+ * contexts' overflows there must still interrupt. Intel, root, CPU 1 only.
  */
 #define NR_RUNS		4	/* overflowing runs on CPU 1, n = N, 2N, N, 2N */
 #define BELOW_WRAP	3000	/* their PMD0 starts this far below the wrap */
@@ -1606,15 +1587,13 @@ static void irqs_read(struct irqs *c)
 {
 	c->nmi = pfm_irq_count("NMI:", 1);
 	c->pmi = pfm_irq_count("PMI:", 1);
-	c->ovfl = ovfl_intr(1);
+	c->ovfl = pfm_cpu_stat("ovfl_intr", 1);
 }
 
 /*
- * NR_RUNS children on CPU 1 from BELOW_WRAP events under PMD0's wrap, each
- * overflowing once: the 64-bit values are exact, and each overflow is an NMI
- * of CPU 1 (the NMI watchdog is off) and, with the debug statistics, an
- * overflow interrupt of perfmon. perf's PMI row (apic_perf_irqs) is only
- * logged: perfmon's interrupts are not in it.
+ * NR_RUNS children on CPU 1, each overflowing PMD0 once: the 64-bit values
+ * are exact, each overflow is an NMI of CPU 1 (no NMI watchdog) and, with
+ * the debug statistics, an interrupt of perfmon. perf's PMI row is logged.
  */
 static void overflow_runs(struct __test_metadata *_metadata,
 			  const struct pfm_pmu *pmu, const char *when)
@@ -1676,7 +1655,6 @@ FIXTURE_SETUP(pmi)
 	self->fd = -1;
 	self->rg.msr = -1;
 	self->child = -1;
-	memset(self->rg.written, 0, sizeof(self->rg.written));
 	if (pfm_require_pmu_gp(_metadata, &self->pmu, 2))
 		return;
 	if (self->pmu.amd)
@@ -1693,16 +1671,18 @@ FIXTURE_SETUP(pmi)
 }
 
 /* Save an MSR of the rogue counter once, then write it. */
-static int rogue_write(struct rogue *rg, int which, __u64 val)
+static void rogue_write(struct __test_metadata *_metadata, struct rogue *rg,
+			int which, __u64 val)
 {
 	__u32 msr = rogue_msrs(rg->idx, which);
 
 	if (!rg->written[which]) {
-		if (msr_rd(rg->msr, msr, &rg->saved[which]))
-			return -1;
+		ASSERT_EQ(0, msr_rd(rg->msr, msr, &rg->saved[which]))
+			TH_LOG("MSR %#x: %s", msr, strerror(errno));
 		rg->written[which] = 1;
 	}
-	return msr_wr(rg->msr, msr, val);
+	ASSERT_EQ(0, msr_wr(rg->msr, msr, val))
+		TH_LOG("MSR %#x: %s", msr, strerror(errno));
 }
 
 /* Write back what rogue_write() changed, first the event select (it stops). */
@@ -1810,14 +1790,12 @@ TEST_F_TIMEOUT(pmi, unexpected_overflow_keeps_pmi, 300)
 	 * legacy write: bit 31 extends to the top), with INT; then it loops.
 	 */
 	flag = fork_cpu1_child(_metadata, &self->pmu, &self->child, NULL);
-	ASSERT_EQ(0, rogue_write(&self->rg, 0, 0)) TH_LOG("%s", strerror(errno));
-	ASSERT_EQ(0, rogue_write(&self->rg, 1, (__u64)-ROGUE_LEFT & 0xffffffffULL))
-		TH_LOG("%s", strerror(errno));
-	ASSERT_EQ(0, rogue_write(&self->rg, 0, evtsel)) TH_LOG("%s", strerror(errno));
+	rogue_write(_metadata, &self->rg, 0, 0);
+	rogue_write(_metadata, &self->rg, 1, (__u64)-ROGUE_LEFT & 0xffffffffULL);
+	rogue_write(_metadata, &self->rg, 0, evtsel);
 	ASSERT_EQ(0, msr_rd(self->rg.msr, MSR_GLOBAL_CTRL, &gctrl))
 		TH_LOG("%s", strerror(errno));
-	ASSERT_EQ(0, rogue_write(&self->rg, 2, gctrl | 1ULL << i))
-		TH_LOG("%s", strerror(errno));
+	rogue_write(_metadata, &self->rg, 2, gctrl | 1ULL << i);
 	__atomic_store_n(flag, 2, __ATOMIC_RELEASE);
 	ASSERT_EQ(self->child, waitpid(self->child, &st, 0));
 	munmap(flag, sizeof(*flag));
@@ -1858,12 +1836,10 @@ static int cpu1_held(int pfd)
 }
 
 /*
- * What else raises the PMI (Intel PT, BTS) goes on while perfmon holds a
- * CPU's counters, and its PMI must reach perf even while the idle task
- * holds them for a thread blocked there (the give-back raises it again).
- * No PT here: its bit is set through GLOBAL_STATUS_SET, and a counter no
- * context uses overflows under the idle task to raise the PMI. perf's
- * handler acknowledges the bit: while it stays set, perf has not had it.
+ * The PMI of what else raises it (Intel PT, BTS) must reach perf while
+ * perfmon holds a CPU's counters, even while the idle task holds them for a
+ * blocked thread. PT's bit is set through GLOBAL_STATUS_SET, a rogue counter
+ * raises the PMI; perf's handler acknowledges the bit.
  */
 TEST_F_TIMEOUT(pmi, perf_pmi_reaches_perf_from_idle, 120)
 {
@@ -1886,9 +1862,9 @@ TEST_F_TIMEOUT(pmi, perf_pmi_reaches_perf_from_idle, 120)
 	irqs_read(&c0);
 	if (msr_wr(self->rg.msr, MSR_GLOBAL_STATUS_SET, TOPA_PMI))
 		SKIP(goto out, "no GLOBAL_STATUS_SET: %s", strerror(errno));
-	ASSERT_EQ(0, rogue_write(&self->rg, 0, 0)) TH_LOG("%s", strerror(errno));
+	rogue_write(_metadata, &self->rg, 0, 0);
 	evtsel = pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_OS);
-	ASSERT_EQ(0, rogue_write(&self->rg, 0, evtsel)) TH_LOG("%s", strerror(errno));
+	rogue_write(_metadata, &self->rg, 0, evtsel);
 	/*
 	 * The child blocks in read(): CPU 1 idles, its idle task holding the
 	 * counters (a byte to the child takes them back from a kernel thread
@@ -1900,10 +1876,8 @@ TEST_F_TIMEOUT(pmi, perf_pmi_reaches_perf_from_idle, 120)
 		usleep(20000);
 	}
 	ASSERT_EQ(1, held) TH_LOG("CPU 1 never idled with the counters perfmon's");
-	ASSERT_EQ(0, rogue_write(&self->rg, 1, (__u64)-ROGUE_LEFT & 0xffffffffULL))
-		TH_LOG("%s", strerror(errno));
-	ASSERT_EQ(0, rogue_write(&self->rg, 2, 1ULL << i))
-		TH_LOG("%s", strerror(errno));
+	rogue_write(_metadata, &self->rg, 1, (__u64)-ROGUE_LEFT & 0xffffffffULL);
+	rogue_write(_metadata, &self->rg, 2, 1ULL << i);
 	/* perf's GLOBAL_CTRL once it has the counters back: not restored */
 	self->rg.written[2] = 0;
 	for (n = 0; n < 100 && (status & TOPA_PMI); n++) {
@@ -1932,13 +1906,7 @@ out:
 
 /*
  * Hybrid Intel processors: P-cores (core type 0x40) and E-cores (0x20) have
- * PMUs of different sizes. The description is the registers every online CPU
- * has, a register of one type only is refused; a thread counts exactly while
- * it moves between the types, on its own or moved, across counter wraps; the
- * counters only a P-core has read 0 through RDPMC whatever perf left there;
- * fixed counter 3's nibble in IA32_FIXED_CTR_CTRL takes its default.
- *
- * The tests skip unless hybrid Intel, with a CPU of each type and perfmon.
+ * PMUs of different sizes; perfmon describes the registers every CPU has.
  * Present but offline CPUs (maxcpus=) are brought online for each test and
  * back offline after it: the description must cover types not up at boot.
  */
@@ -2128,66 +2096,6 @@ static int program_insn(int fd, const struct pfm_pmu *pmu, __u64 fixed_ctrl,
 	return pfm_write_pmcs(fd, pmcs, npmc);
 }
 
-static int write_regs(int fd, const struct regs *r)
-{
-	struct pfarg_pmd pmds[MAX_REGS];
-	int i;
-
-	for (i = 0; i < r->nr; i++)
-		pfm_pmd_set(&pmds[i], r->num[i], r->init[i]);
-	return pfm_write_pmds(fd, pmds, r->nr);
-}
-
-static int read_regs(int fd, struct regs *r)
-{
-	struct pfarg_pmd pmds[MAX_REGS];
-	int i;
-
-	for (i = 0; i < r->nr; i++)
-		pfm_pmd_set(&pmds[i], r->num[i], 0);
-	if (pfm_read_pmds(fd, pmds, r->nr))
-		return -1;
-	for (i = 0; i < r->nr; i++)
-		r->val[i] = pmds[i].reg_value;
-	return 0;
-}
-
-/*
- * The caller's context: set @r's PMDs, start, @runs times move to cpu[i % 2]
- * (P first), note the CPU in seen[i] and run pfm_loop(n); stop and read.
- */
-static int measure_hops(int fd, struct regs *r, unsigned long n, int runs,
-			const int *cpu, int *seen)
-{
-	cpu_set_t sets[2];
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		CPU_ZERO(&sets[i]);
-		CPU_SET(cpu[i], &sets[i]);
-	}
-	if (write_regs(fd, r) || pfm_start(fd, NULL))
-		return -1;
-	for (i = 0; i < runs; i++) {
-		sched_setaffinity(0, sizeof(sets[0]), &sets[i & 1]);
-		seen[i] = sched_getcpu();
-		pfm_loop(n);
-	}
-	if (pfm_stop(fd))
-		return -1;
-	return read_regs(fd, r);
-}
-
-/* The runs that were not on the CPU they were moved to. */
-static int wrong_cpus(const int *seen, int runs, const int *cpu)
-{
-	int i, wrong = 0;
-
-	for (i = 0; i < runs; i++)
-		wrong += seen[i] != cpu[i & 1];
-	return wrong;
-}
-
 FIXTURE(hybrid) {
 	struct pfm_pmu pmu;
 	cpu_set_t allowed;	/* the affinity the test started with */
@@ -2201,7 +2109,6 @@ FIXTURE_SETUP(hybrid)
 	int found;
 
 	self->fd = -1;
-	CPU_ZERO(&self->onlined);
 	if (!hybrid_intel())
 		SKIP(return, "not a hybrid Intel CPU");
 	found = online_present_cpus(&self->onlined);
@@ -2362,7 +2269,7 @@ TEST_F_TIMEOUT(hybrid, self_alternating_exact, 300)
 {
 	unsigned long ns[] = { HOP_LOOP, HOP_LOOP, HOP_LOOP, 2 * HOP_LOOP };
 	__u64 v[4][MAX_REGS];
-	int seen[NR_HOPS], wrong = 0, j;
+	int wrong = 0, j;
 	unsigned int i;
 	struct regs r;
 
@@ -2370,9 +2277,8 @@ TEST_F_TIMEOUT(hybrid, self_alternating_exact, 300)
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 	for (i = 0; i < ARRAY_SIZE(ns); i++) {
 		ASSERT_EQ(0, measure_hops(self->fd, &r, ns[i], NR_HOPS,
-					  self->cpu, seen))
+					  self->cpu, &wrong))
 			TH_LOG("measurement %u: %s", i, strerror(errno));
-		wrong += wrong_cpus(seen, NR_HOPS, self->cpu);
 		memcpy(v[i], r.val, sizeof(v[i]));
 	}
 	EXPECT_EQ(0, wrong) TH_LOG("%d loop runs not on the CPU they were moved to",
@@ -2414,7 +2320,7 @@ TEST_F_TIMEOUT(hybrid, wrap_on_each_type_exact, 300)
 		{ 0, -1, 0, "at the last event, on E, before the stop" },
 		{ 3 * l + l / 2, CPU_E, 1, "in the second run on E, at 2^64" },
 	};
-	int seen[NR_WRAP_RUNS], wrong = 0, j, cpu;
+	int wrong = 0, j, cpu;
 	__u64 m[MAX_REGS], start[MAX_REGS], calib[MAX_REGS];
 	long long o0, o1;
 	unsigned int i;
@@ -2429,8 +2335,7 @@ TEST_F_TIMEOUT(hybrid, wrap_on_each_type_exact, 300)
 	/* calibrate: the same measurement from 0, a warm-up and twice */
 	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(0, measure_hops(self->fd, &r, N, NR_WRAP_RUNS,
-					  self->cpu, seen));
-		wrong += wrong_cpus(seen, NR_WRAP_RUNS, self->cpu);
+					  self->cpu, &wrong));
 		for (j = 0; j < r.nr; j++) {
 			if (i == 2)
 				EXPECT_EQ(calib[j], r.val[j]);
@@ -2451,11 +2356,10 @@ TEST_F_TIMEOUT(hybrid, wrap_on_each_type_exact, 300)
 			r.init[j] = start[j];
 		}
 		cpu = at[i].type >= 0 ? self->cpu[at[i].type] : -1;
-		o0 = cpu >= 0 ? ovfl_intr(cpu) : -1;
+		o0 = cpu >= 0 ? pfm_cpu_stat("ovfl_intr", cpu) : -1;
 		ASSERT_EQ(0, measure_hops(self->fd, &r, N, NR_WRAP_RUNS,
-					  self->cpu, seen));
-		o1 = cpu >= 0 ? ovfl_intr(cpu) : -1;
-		wrong += wrong_cpus(seen, NR_WRAP_RUNS, self->cpu);
+					  self->cpu, &wrong));
+		o1 = cpu >= 0 ? pfm_cpu_stat("ovfl_intr", cpu) : -1;
 		for (j = 0; j < r.nr; j++)
 			EXPECT_COUNT(m[j], r.val[j] - start[j],
 				     "PMD%u from %#llx, wrap %s (%llu events in)",
@@ -2471,27 +2375,21 @@ TEST_F_TIMEOUT(hybrid, wrap_on_each_type_exact, 300)
 	}
 	EXPECT_EQ(0, wrong) TH_LOG("%d loop runs not on the CPU they were moved to",
 				   wrong);
-	if (ovfl_intr(self->cpu[CPU_P]) < 0)
+	if (pfm_cpu_stat("ovfl_intr", self->cpu[CPU_P]) < 0)
 		ksft_print_msg("no %s (CONFIG_PERFMON_DEBUG): interrupts not checked\n",
 			       PFM_STATS);
-}
-
-static unsigned long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 /* Iterations of pfm_loop() that last about CHILD_LOOP_NS here. */
 static unsigned long long long_loop(void)
 {
-	unsigned long long t0, t, n;
+	unsigned long long t, n;
+	struct timespec a, b;
 
-	t0 = now_ns();
+	clock_gettime(CLOCK_MONOTONIC, &a);
 	pfm_loop(CALIB_LOOP);
-	t = now_ns() - t0;
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	t = (b.tv_sec - a.tv_sec) * 1000000000ULL + b.tv_nsec - a.tv_nsec;
 	n = CALIB_LOOP * CHILD_LOOP_NS / (t ? t : 1);
 	if (n < CALIB_LOOP / 10)
 		n = CALIB_LOOP / 10;
@@ -2587,10 +2485,8 @@ struct leftovers {
 
 /*
  * perf counts branches on every GP counter of the P CPU @cpu, where the caller
- * runs, and topdown slots on fixed counter 3 if it can; RDPMC (an event's mmap
- * allows it) reads them. The mapping goes first: the counters keep their
- * values (perf clears leftovers only for a process allowed to RDPMC).
- * 0, or -1 with l->why.
+ * runs, and topdown slots on fixed counter 3 if it can; RDPMC reads them (an
+ * event mapped first, so perf does not clear them). 0, or -1 with l->why.
  */
 static int perf_leave_values(int cpu, struct leftovers *l)
 {
@@ -2677,16 +2573,15 @@ static void expect_p_only_zero(struct __test_metadata *_metadata,
 TEST_F_TIMEOUT(hybrid, rdpmc_p_only_counters_zero, 300)
 {
 	__u64 d[2][MAX_REGS], raw, val, mask;
+	char knob = rdpmc_knob();
 	struct leftovers l;
-	char knob[16];
 	struct regs r;
 	unsigned int idx;
 	int t, j;
 
-	if (pfm_file_read(pfm_rdpmc_knob_path(), knob, sizeof(knob)) > 0 &&
-	    knob[0] == '0')
+	if (knob == '0')
 		SKIP(return, "%s is 0: no RDPMC", pfm_rdpmc_knob_path());
-	if (knob[0] == '2')
+	if (knob == '2')
 		ksft_print_msg("%s is 2: perf may clear its leftovers itself\n",
 			       pfm_rdpmc_knob_path());
 	ASSERT_EQ(0, pfm_pin(0, self->cpu[CPU_P]));
@@ -2753,9 +2648,8 @@ TEST_F_TIMEOUT(hybrid, fixed3_bits_take_default, 300)
 {
 	unsigned long ns[] = { N, N, N, 2 * N };
 	__u64 v[4][MAX_REGS], rsvd, dfl, f3;
-	char knob[16];
-	int rdpmc_ok;
-	int seen[NR_WRAP_RUNS], wrong = 0, t, j;
+	int rdpmc_ok = rdpmc_knob() != '0';
+	int wrong = 0, t, j;
 	struct pfarg_pmc pmc;
 	unsigned int i;
 	struct regs r;
@@ -2767,8 +2661,6 @@ TEST_F_TIMEOUT(hybrid, fixed3_bits_take_default, 300)
 	/* OS bits need CAP_PERFMON at perf_event_paranoid 2 */
 	if (geteuid())
 		SKIP(return, "needs root: %#llx holds an OS bit", FIXED3_BITS);
-	rdpmc_ok = pfm_file_read(pfm_rdpmc_knob_path(), knob, sizeof(knob)) <= 0 ||
-		   knob[0] != '0';
 	if (!rdpmc_ok)
 		ksft_print_msg("%s is 0: fixed counter 3 not read\n",
 			       pfm_rdpmc_knob_path());
@@ -2786,8 +2678,7 @@ TEST_F_TIMEOUT(hybrid, fixed3_bits_take_default, 300)
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 	for (i = 0; i < ARRAY_SIZE(ns); i++) {
 		ASSERT_EQ(0, measure_hops(self->fd, &r, ns[i], NR_WRAP_RUNS,
-					  self->cpu, seen));
-		wrong += wrong_cpus(seen, NR_WRAP_RUNS, self->cpu);
+					  self->cpu, &wrong));
 		memcpy(v[i], r.val, sizeof(v[i]));
 		/* written live on each type, counting on P */
 		for (t = CPU_E; t >= CPU_P; t--) {

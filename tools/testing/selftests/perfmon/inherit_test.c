@@ -5,16 +5,12 @@
  * PFM_FL_INHERIT_THREAD limits that to CLONE_THREAD. pfm_read_pmds() gives
  * the family total, with PFM_REGFL_SELF the monitored thread alone.
  *
- * Exact counts: a family is a fixed tree of tasks, each running
- * pfm_loop(w * u), run with units u and 2u: the difference is exactly
- * PFM_LOOP_INSN * u times the counted weights, since creating and reaping
- * the tasks costs the same in both runs. That needs code whose user-level
- * count does not depend on timing, which pthread_create() and
- * pthread_join() are not: the families use raw clone() and wait for each
- * task with exactly one system call (FUTEX_WAIT on its
- * CLONE_CHILD_CLEARTID word, or wait4()). Where glibc threads and fork()
- * are used, the followers' part (total - PFM_REGFL_SELF) is checked.
- * Only user-level instructions and branches are counted.
+ * Exact counts: a fixed tree of tasks, each running pfm_loop(w * u), is
+ * run with units u and 2u: the difference is exactly PFM_LOOP_INSN * u
+ * times the counted weights. That needs user code whose count does not
+ * depend on timing: raw clone(), and one system call to wait for each task
+ * (FUTEX_WAIT on its CLONE_CHILD_CLEARTID word, or wait4()). With glibc
+ * threads and fork() the followers' part (total - self) is checked.
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -41,9 +37,8 @@
 #define NODE_STACK	(64 * 1024)
 
 /*
- * Raw system calls (the result or -errno) and clone(flags, stack_top, tid,
- * tid, 0), whose child runs fn(arg) on that stack and exits the thread:
- * no branch that depends on timing or on a result.
+ * Raw system calls (-errno on failure) and a clone() whose child runs
+ * fn(arg) on stack_top and exits: no branch on timing or on a result.
  */
 #if defined(__x86_64__)
 static long pfm_raw_syscall(long nr, long a1, long a2, long a3, long a4,
@@ -126,9 +121,8 @@ static long raw_wait4(int pid, int *status)
 }
 
 /*
- * Wait for the thread of clone tid word *tid: one FUTEX_WAIT, which
- * returns once its exit (after the fold) clears the word. A late wake from
- * an earlier user of the word costs more waits (rare). 0 once it is gone.
+ * Wait for the thread of tid word *tid, cleared by its exit: one
+ * FUTEX_WAIT (more after a late wake, rare). 0 once it is gone.
  */
 static int wait_thread(int *tid, int pid)
 {
@@ -213,26 +207,16 @@ static int family_alloc(void)
 
 static const char child_arg0[] = "pfm_inherit_child";
 
-/* Add a task created by node parent; its index, or -1. */
+/* Add a task created by node parent (MAX_NODES - 1 at most); its index. */
 static int family_add(int parent, int kind, unsigned long weight)
 {
-	struct node *nd;
-	int i = fam->nr;
+	int i = fam->nr++;
 
-	if (i == MAX_NODES)
-		return -1;
-	fam->nr++;
-	nd = &fam->nodes[i];
-	memset(nd, 0, sizeof(*nd));
-	nd->kind = kind;
-	nd->parent = parent;
-	nd->weight = weight;
-	nd->first_child = -1;
-	nd->next_sibling = fam->nodes[parent].first_child;
+	fam->nodes[i] = (struct node){ .kind = kind, .parent = parent,
+		.first_child = -1, .next_sibling = fam->nodes[parent].first_child,
+		.weight = weight, .stack_top = slot_top(i - 1),
+		.argv = { (char *)child_arg0 }, .envp = { fam->nodes[i].env } };
 	fam->nodes[parent].first_child = i;
-	nd->stack_top = slot_top(i - 1);
-	nd->argv[0] = (char *)child_arg0;
-	nd->envp[0] = nd->env;
 	return i;
 }
 
@@ -504,27 +488,16 @@ static void run_rounds(struct __test_metadata *_metadata, int fd,
 	}
 }
 
-/* Create, program and load on the caller a context with @flags. */
-static int self_context(const struct pfm_pmu *pmu, unsigned int flags)
-{
-	int fd = pfm_create(flags);
-
-	if (fd < 0)
-		return -1;
-	if (pfm_program(fd, pmu, PFM_EVT_USR) || pfm_load(fd, pfm_gettid())) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /* *fd: a context with @flags loaded on the caller, or the test fails. */
 static void load_self(struct __test_metadata *_metadata,
 		      const struct pfm_pmu *pmu, int *fd, unsigned int flags)
 {
-	*fd = self_context(pmu, flags);
-	ASSERT_LE(0, *fd) TH_LOG("create/program/load, flags %#x: %s", flags,
+	*fd = pfm_create(flags);
+	ASSERT_LE(0, *fd) TH_LOG("create, flags %#x: %s", flags,
 				 strerror(errno));
+	ASSERT_EQ(0, pfm_program(*fd, pmu, PFM_EVT_USR));
+	ASSERT_EQ(0, pfm_load(*fd, pfm_gettid()))
+		TH_LOG("load, flags %#x: %s", flags, strerror(errno));
 }
 
 /* The same, started. */
@@ -586,8 +559,7 @@ static int inherit_usable(struct __test_metadata *_metadata,
 
 /*
  * Mixed families of 1 to 64 tasks: PFM_FL_INHERIT counts all, with
- * PFM_FL_INHERIT_THREAD not the processes and below, neither flag the
- * monitored thread alone.
+ * PFM_FL_INHERIT_THREAD not the processes and below, no flag the thread.
  */
 FIXTURE(family) {
 	struct pfm_pmu pmu;
@@ -687,10 +659,7 @@ static int slab_counted(const char *name)
 	       strstr(name, "perfmon");
 }
 
-/*
- * Each counted cache first gives back the objects it holds unused (SLUB's
- * shrink, best effort): a KASAN quarantine would look like growth.
- */
+/* Shrink each counted cache first: a KASAN quarantine looks like growth. */
 static int slab_read(struct slab_snap *s)
 {
 	long long active, total, size;
@@ -746,10 +715,7 @@ static long long slab_growth(const struct slab_snap *a,
 
 static struct slab_snap slab_before;
 
-/*
- * No cache grew by more than @bound bytes since slab_before, read if
- * @unread is 0 (polled 5 s for RCU-delayed frees).
- */
+/* No cache grew over @bound bytes since slab_before (5 s for RCU frees). */
 static void slab_check(struct __test_metadata *_metadata, int unread,
 		       long long bound)
 {
@@ -825,10 +791,7 @@ FIXTURE_TEARDOWN(inherit)
 	family_free();
 }
 
-/*
- * glibc: pthreads and a fork(). The monitored thread's own count varies
- * (pthread_join() loops): the followers' part is exact.
- */
+/* glibc's pthreads and fork(): the followers' part is exact. */
 #define NR_PTHREADS	8
 #define PT_FORK_WEIGHT	3
 
@@ -1198,19 +1161,16 @@ TEST_F_TIMEOUT(inherit, close_with_live_followers, 300)
 	EXPECT_EQ(base, wait_sessions(base));
 
 	/* nothing of the old context is left on the monitored thread */
-	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
-	EXPECT_LE(0, self->fd) TH_LOG("load after close: %s", strerror(errno));
+	load_self(_metadata, &self->pmu, &self->fd, PFM_FL_INHERIT);
 	EXPECT_EQ(base + 1, pfm_sessions());
-	if (self->fd >= 0)
-		ctx_close(&self->fd);
+	ctx_close(&self->fd);
 	EXPECT_EQ(base, wait_sessions(base));
 }
 
 /*
- * Create/exit cycles, one thread at a time, each running the same loop:
- * the followers' part is a multiple of the number of threads, and runs
- * with two loop lengths differ by exactly that many loops.
- * PFM_INHERIT_CYCLES: the number of cycles (1000; make soak runs 10,000).
+ * Create/exit cycles of one thread running the same loop: the followers'
+ * part is a multiple of the threads, two loop lengths differ by exactly
+ * that many loops. PFM_INHERIT_CYCLES: 1000 (make soak: 10,000).
  */
 #define CYCLES_ENV	"PFM_INHERIT_CYCLES"
 #define CYCLES		1000
@@ -1320,13 +1280,11 @@ TEST_F_TIMEOUT(inherit, create_exit_cycles, 900)
 }
 
 /*
- * Fault injection (fail-nth = 1, 2, ...) at a thread and a process clone
- * until one goes through unfaulted, without a context, then under a
- * started PFM_FL_INHERIT one: every failure is ENOMEM (or EAGAIN where
- * plain clone gives it too), the sessions are right after each attempt,
- * each created follower counts exactly, nothing leaks.
- * PFM_INHERIT_SWEEPS: thread sweeps under the context (1; soak: 10).
- * Needs CONFIG_FAILSLAB; its ignore-gfp-wait is set to N, verbose to 0.
+ * fail-nth = 1, 2, ... at a thread and a process clone, without a context,
+ * then under a started PFM_FL_INHERIT one: every failure is ENOMEM (or
+ * EAGAIN if plain clone gives it), the sessions are right after each
+ * attempt, each follower counts exactly, nothing leaks. Needs
+ * CONFIG_FAILSLAB. PFM_INHERIT_SWEEPS: thread sweeps (1; soak: 10).
  */
 #define FAILSLAB	"/sys/kernel/debug/failslab"
 #define FAIL_PAGE	"/sys/kernel/debug/fail_page_alloc"
@@ -1538,15 +1496,12 @@ TEST_F_TIMEOUT(inherit, clone_fault_injection, 900)
 }
 
 /*
- * pfm_read_pmds(), pfm_stop(), pfm_start() and the unload walk the
- * followers, as many as RLIMIT_NPROC allows, and must not keep interrupts
- * off longer for more of them. The irqsoff tracer gives the longest
- * section of each of three rounds of a read, a stop and a start, and of
- * the unload, and who ended it: with PFM_IRQSOFF_FOLLOWERS (4,096)
- * sleeping followers, none perfmon ended is longer than twice the shortest
- * round with 16, plus 1 ms of noise. A host preempting the virtual CPU
- * lengthens one section, a walk every one: the many are measured up to
- * IRQSOFF_TRIES times while above the bound. Others' sections are logged.
+ * Read, stop, start and unload walk the followers and must not keep
+ * interrupts off longer for more of them: with PFM_IRQSOFF_FOLLOWERS
+ * (4,096) sleeping followers, no section perfmon ended (irqsoff tracer,
+ * three rounds and the unload) is longer than twice the shortest round
+ * with 16, plus 1 ms. The many are measured again, IRQSOFF_TRIES times in
+ * all, while above the bound (a preempted virtual CPU).
  */
 #define IRQSOFF_ENV		"PFM_IRQSOFF_FOLLOWERS"
 #define IRQSOFF_MANY		4096
@@ -1578,10 +1533,7 @@ static long sleepers_begin(struct sleepers *s, long nr)
 {
 	pthread_attr_t attr;
 
-	s->go = 0;
-	s->err = 0;
-	s->nr = 0;
-	s->t = calloc(nr, sizeof(*s->t));
+	*s = (struct sleepers){ .t = calloc(nr, sizeof(pthread_t)) };
 	if (!s->t || pthread_attr_init(&attr))
 		return 0;
 	pthread_attr_setstacksize(&attr, PTHREAD_STACK_MIN);
@@ -1648,7 +1600,6 @@ static int irqsoff_perfmon(const struct irqsoff *m)
 	return !strncmp(m->who, "pfm_", 4) || !strncmp(m->who, "__pfm_", 6);
 }
 
-/* What the tracer saw in a family: the round least and most perfmon's. */
 struct irqsoff_fam {
 	struct irqsoff least;	/* the least of the rounds */
 	struct irqsoff pfm;	/* the longest perfmon ended, or 0 us */
@@ -1662,9 +1613,7 @@ static int irqsoff_family(int fd, struct irqsoff_fam *f)
 	struct counts c;
 	int r;
 
-	f->least.us = LONG_MAX;
-	f->pfm.us = 0;
-	snprintf(f->pfm.who, sizeof(f->pfm.who), "-");
+	*f = (struct irqsoff_fam){ .least.us = LONG_MAX, .pfm.who = "-" };
 	if (irqsoff_take(&m))
 		return -1;
 	for (r = 0; r < 3; r++) {
@@ -1725,23 +1674,6 @@ TEST_F_TIMEOUT(inherit, followers_irqsoff_bounded, 600)
 		       f[1].pfm.us);
 }
 
-/* Wait up to 20 s for thread @tid of process @pid to sleep: 0 once it does. */
-static int wait_asleep(pid_t pid, pid_t tid)
-{
-	char path[64], buf[512], *p;
-	int i;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
-	for (i = 0; i < 2000; i++) {
-		p = pfm_file_read(path, buf, sizeof(buf)) > 0 ?
-		    strrchr(buf, ')') : NULL;
-		if (p && p[1] == ' ' && p[2] == 'S')
-			return 0;
-		usleep(10000);
-	}
-	return -1;
-}
-
 /* Without PFM_FL_INHERIT, new threads and processes get no context. */
 TEST_F_TIMEOUT(inherit, no_inherit_sessions, 120)
 {
@@ -1775,13 +1707,6 @@ TEST_F_TIMEOUT(inherit, no_inherit_sessions, 120)
  * While a follower (thread or process, created started or stopped) lives,
  * write_pmcs and write_pmds fail with EBUSY and change nothing; then work.
  */
-static void *pipe_wait(void *arg)
-{
-	char c;
-
-	return read((long)arg, &c, 1) == 1 ? NULL : (void *)1;
-}
-
 TEST_F_TIMEOUT(inherit, write_busy_while_followers, 120)
 {
 	int pt[2], pp[2];
@@ -1795,7 +1720,8 @@ TEST_F_TIMEOUT(inherit, write_busy_while_followers, 120)
 	pfm_pmc_set(&pmc, 0, pfm_evtsel(&self->pmu, PFM_EV_INSN, PFM_EVT_USR));
 	start_self(_metadata, &self->pmu, &self->fd, PFM_FL_INHERIT);
 	/* a thread, created while started */
-	ASSERT_EQ(0, pthread_create(&t, NULL, pipe_wait, (void *)(long)pt[0]));
+	gate_fd = pt[0];
+	ASSERT_EQ(0, pthread_create(&t, NULL, pipe_follower, NULL));
 	expect_err(_metadata, pfm_write_pmcs(self->fd, &pmc, 1), EBUSY,
 		   "write_pmcs, started, live follower thread");
 	expect_err(_metadata, pfm_write_pmd(self->fd, 0, 0), EBUSY,
@@ -1875,9 +1801,8 @@ TEST_F(inherit, inherit_thread_alone_einval)
 }
 
 /*
- * A plain exec (of this binary, running PFM_SELFTEST_LOOP) keeps the
- * follower: the new image's loop is counted exactly. Forked by the
- * monitored thread and by a follower thread.
+ * A plain exec (of this binary, running PFM_SELFTEST_LOOP), forked by the
+ * monitored thread or a follower thread, keeps the follower: exact.
  */
 TEST_F_TIMEOUT(inherit, exec_keeps_following, 300)
 {
@@ -1976,9 +1901,8 @@ TEST_F_TIMEOUT(inherit, same_as_perf_inherit, 600)
 }
 
 /*
- * As pfm_count -i: a context loaded on a ptrace-stopped child, started,
- * PTRACE_DETACH; after waitpid() it reads the family total the child ran
- * (itself, or after an exec of this binary), exactly.
+ * As pfm_count -i: loaded on a ptrace-stopped child, started, detached;
+ * after waitpid() it reads the child's family total (or after an exec).
  */
 static void traced_body(unsigned long unit)
 {
@@ -1996,28 +1920,29 @@ static pid_t fork_exec_family(unsigned long unit)
 }
 
 static void traced_family(struct __test_metadata *_metadata,
-			  const struct pfm_pmu *pmu, int *fd, pid_t *child,
-			  int exec, unsigned int flags)
+			  struct _test_data_inherit *self, int exec,
+			  unsigned int flags)
 {
 	struct counts c[NR_ROUNDS];
 	unsigned int i;
 
 	for (i = 0; i < NR_ROUNDS; i++) {
-		*fd = pfm_create(flags);
-		ASSERT_LE(0, *fd);
-		ASSERT_EQ(0, pfm_program(*fd, pmu, PFM_EVT_USR));
+		self->fd = pfm_create(flags);
+		ASSERT_LE(0, self->fd);
+		ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
 		if (exec)
-			*child = fork_exec_family(round_units[i]);
+			self->child = fork_exec_family(round_units[i]);
 		else
-			*child = pfm_fork_stopped(traced_body, round_units[i]);
-		ASSERT_LT(0, *child);
-		ASSERT_EQ(0, pfm_load(*fd, *child));
-		ASSERT_EQ(0, pfm_start(*fd, NULL));
-		ASSERT_EQ(0, ptrace(PTRACE_DETACH, *child, NULL, NULL));
-		EXPECT_EQ(0, wait_exit0(*child));
-		*child = -1;
-		ASSERT_EQ(0, read_counts(*fd, 0, &c[i]));
-		ctx_close(fd);
+			self->child = pfm_fork_stopped(traced_body,
+						       round_units[i]);
+		ASSERT_LT(0, self->child);
+		ASSERT_EQ(0, pfm_load(self->fd, self->child));
+		ASSERT_EQ(0, pfm_start(self->fd, NULL));
+		ASSERT_EQ(0, ptrace(PTRACE_DETACH, self->child, NULL, NULL));
+		EXPECT_EQ(0, wait_exit0(self->child));
+		self->child = -1;
+		ASSERT_EQ(0, read_counts(self->fd, 0, &c[i]));
+		ctx_close(&self->fd);
 	}
 	check_rounds(_metadata, c, family_weight(flags), 0,
 		     exec ? "traced exec" : "traced child");
@@ -2026,23 +1951,20 @@ static void traced_family(struct __test_metadata *_metadata,
 TEST_F_TIMEOUT(inherit, traced_child_family, 300)
 {
 	build_mixed(8);
-	traced_family(_metadata, &self->pmu, &self->fd, &self->child, 0,
-		      PFM_FL_INHERIT);
-	traced_family(_metadata, &self->pmu, &self->fd, &self->child, 0,
-		      INHERIT_THREAD);
+	traced_family(_metadata, self, 0, PFM_FL_INHERIT);
+	traced_family(_metadata, self, 0, INHERIT_THREAD);
 }
 
 TEST_F_TIMEOUT(inherit, traced_exec_family, 300)
 {
 	build_mixed(FAMILY_EXEC_N);
-	traced_family(_metadata, &self->pmu, &self->fd, &self->child, 1,
-		      PFM_FL_INHERIT);
+	traced_family(_metadata, self, 1, PFM_FL_INHERIT);
 }
 
 /*
- * Followers gated on a futex in the shared page: NR_GATED - 1 threads and
- * a process; follower i runs pfm_loop(before * (i + 1) * u), is counted in
- * arrived, sleeps until the gate opens, runs pfm_loop(after * (i + 1) * u).
+ * NR_GATED - 1 threads and a process: follower i runs pfm_loop(before *
+ * (i + 1) * u), counts in arrived, sleeps until the gate (a futex in the
+ * shared page) opens, runs pfm_loop(after * (i + 1) * u).
  */
 #define NR_GATED	3
 #define GATED_TOTAL	(NR_GATED * (NR_GATED + 1) / 2)	/* of gated_weight() */
@@ -2117,25 +2039,32 @@ static int gated_reap(void)
 	return bad;
 }
 
-/* Wait until every gated follower sleeps at the gate: 0. */
+/* Wait until every gated follower sleeps at the gate (20 s each): 0. */
 static int gated_asleep(void)
 {
-	int i;
+	char path[64], buf[512], *p;
+	int i, k;
 
 	for (i = 0; i < 2000 &&
 	     __atomic_load_n(&sy->arrived, __ATOMIC_SEQ_CST) != NR_GATED; i++)
 		usleep(10000);
-	for (i = 0; i < NR_GATED; i++)
-		if (wait_asleep(i == NR_GATED - 1 ? sy->pid[i] : getpid(),
-				sy->pid[i]))
+	for (k = 0; k < NR_GATED; k++) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat",
+			 k == NR_GATED - 1 ? sy->pid[k] : getpid(), sy->pid[k]);
+		for (i = 0; i < 2000; i++) {
+			p = pfm_file_read(path, buf, sizeof(buf)) > 0 ?
+			    strrchr(buf, ')') : NULL;
+			if (p && p[1] == ' ' && p[2] == 'S')
+				break;
+			usleep(10000);
+		}
+		if (i == 2000)
 			return -1;
+	}
 	return 0;
 }
 
-/*
- * Start @fd, let the gated followers run to their end, stop: what @fd
- * counted since *a, into *d.
- */
+/* Start, let the gated followers run to their end, stop: *d since *a. */
 static void gated_run(struct __test_metadata *_metadata, int fd,
 		      const struct counts *a, struct counts *d)
 {
@@ -2150,9 +2079,8 @@ static void gated_run(struct __test_metadata *_metadata, int fd,
 }
 
 /*
- * Followers created while the context is loaded but stopped are followers
- * that do not count: their loop before the start is not in the total,
- * their loop after it is, exactly.
+ * Followers created while the context is stopped count from the start:
+ * their loop before it is not in the total, the one after is, exactly.
  */
 TEST_F_TIMEOUT(inherit, followers_start_with_original, 300)
 {
@@ -2200,8 +2128,7 @@ TEST_F_TIMEOUT(inherit, tasks_before_load_untouched, 300)
 
 /*
  * The monitored thread exits while its followers live: they go on
- * counting (all their loops run after its exit), and once they have
- * exited the original's fd reads the full total, exactly.
+ * counting, and its fd reads their full total once they have exited.
  */
 static int orig_main(void *arg)
 {
@@ -2230,8 +2157,7 @@ TEST_F_TIMEOUT(inherit, original_exits_first, 300)
 		pid = pfm_raw_clone(THREAD_FLAGS, slot_top(NR_GATED),
 				    &sy->tid[NR_GATED], orig_main, NULL);
 		ASSERT_LT(0, pid);
-		ASSERT_EQ(0, wait_thread(&sy->tid[NR_GATED], pid));
-		wait_task_gone(pid);
+		ASSERT_EQ(0, reap_clone(0, &sy->tid[NR_GATED], pid));
 		self->fd = sy->fd;
 		ASSERT_EQ(0, sy->err);
 		ASSERT_LE(0, self->fd);
@@ -2250,9 +2176,8 @@ TEST_F_TIMEOUT(inherit, original_exits_first, 300)
 }
 
 /*
- * Unload of the original while followers live: their counts so far are
- * folded in and stay, nothing they do afterwards is added, the sessions
- * go back, and the context is usable again.
+ * Unload while followers live: their counts so far are in and stay,
+ * nothing later is added, the sessions go back, the context is usable.
  */
 TEST_F_TIMEOUT(inherit, unload_keeps_totals, 300)
 {
@@ -2287,14 +2212,11 @@ TEST_F_TIMEOUT(inherit, unload_keeps_totals, 300)
 }
 
 /*
- * The family is dropped while a follower creates tasks: T (the test)
- * starts a PFM_FL_INHERIT context on itself; F, a follower, creates and
- * joins trivial threads in a loop; after a random delay T closes the fd
- * (odd rounds) or unloads (even rounds), then stops and joins F. The fork
- * path must not use the freed family (KASAN sees it) nor leave a session;
- * an oops ends F without a return from its function; pthread_create()
- * fails with EAGAIN or ENOMEM at worst, the close and the unload never.
- * PFM_FOLLOW_RACE_ROUNDS: the rounds (200; make soak runs 10,000).
+ * The test T closes (odd rounds) or unloads (even rounds) its context at
+ * a random time while F, a follower, creates and joins threads: the fork
+ * path must not use the freed family (KASAN) nor leave a session, nor
+ * oops (F would not return); pthread_create() fails with EAGAIN or ENOMEM
+ * at worst. PFM_FOLLOW_RACE_ROUNDS: 200 (make soak: 10,000).
  */
 #define FOLLOW_RACE_ENV		"PFM_FOLLOW_RACE_ROUNDS"
 #define FOLLOW_RACE_ROUNDS	200
@@ -2304,11 +2226,11 @@ TEST_F_TIMEOUT(inherit, unload_keeps_totals, 300)
 	"follow race: %ld rounds (%ld closes, %ld unloads), F created %ld threads (%ld failed) in %.1f s\n"
 
 struct follow_race {
-	int stop;		/* __atomic: F stops creating */
-	long created;		/* __atomic: threads F created this round */
+	int stop;		/* F stops creating */
+	long created;		/* threads F created this round */
 	long failed;		/* pthread_create() failures, all rounds */
 	int bad_err;		/* an undocumented errno of pthread_create() */
-	int returned;		/* __atomic: F came back from its loop */
+	int returned;		/* F came back from its loop */
 };
 
 static void *follow_race_trivial(void *arg)
@@ -2357,15 +2279,8 @@ TEST_F_TIMEOUT(inherit, follow_race_close_unload, 900)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < rounds; i++) {
 		op = i & 1 ? "close" : "unload";
-		self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
-		ASSERT_LE(0, self->fd)
-			TH_LOG("round %ld: create/program/load: %s", i,
-			       strerror(errno));
-		ASSERT_EQ(0, pfm_start(self->fd, NULL))
-			TH_LOG("round %ld: start: %s", i, strerror(errno));
-		__atomic_store_n(&fr.stop, 0, __ATOMIC_RELEASE);
-		__atomic_store_n(&fr.created, 0, __ATOMIC_RELEASE);
-		__atomic_store_n(&fr.returned, 0, __ATOMIC_RELEASE);
+		start_self(_metadata, &self->pmu, &self->fd, PFM_FL_INHERIT);
+		fr = (struct follow_race){ .failed = fr.failed };
 		/* after the load: F follows the context */
 		err = pthread_create(&f, NULL, follow_race_creator, &fr);
 		ASSERT_EQ(0, err) TH_LOG("round %ld: creating F: %s", i,
@@ -2405,9 +2320,7 @@ TEST_F_TIMEOUT(inherit, follow_race_close_unload, 900)
 		       (t1.tv_nsec - t0.tv_nsec) / 1e9);
 
 	/* nothing is left on T: a new context loads and counts */
-	self->fd = self_context(&self->pmu, PFM_FL_INHERIT);
-	ASSERT_LE(0, self->fd) TH_LOG("load after the race: %s",
-				      strerror(errno));
+	load_self(_metadata, &self->pmu, &self->fd, PFM_FL_INHERIT);
 	EXPECT_EQ(base + 1, pfm_sessions());
 	EXPECT_EQ(0, pfm_start(self->fd, NULL));
 	pfm_loop(1000);
@@ -2417,10 +2330,10 @@ TEST_F_TIMEOUT(inherit, follow_race_close_unload, 900)
 }
 
 /*
- * A follower's clone waits for the context's mutex, which the unload of
- * thousands of followers holds a long while: the wait is killable, a
- * victim killed in it dies before the unload is done. A thread spinning
- * beside the unload makes the wait a sleep (waiters spin while it runs).
+ * A follower's clone waits for the context's mutex, held a long while by
+ * the unload of thousands of followers: a victim killed in that wait dies
+ * before the unload is done. A thread spinning beside the unload makes
+ * the wait a sleep (waiters spin while the holder runs).
  */
 #define KILLABLE_ENV		"PFM_KILLABLE_FOLLOWERS"
 #define KILLABLE_FMT \
@@ -2474,10 +2387,7 @@ static void *spin_main(void *arg)
 	return NULL;
 }
 
-/*
- * Fork in a loop, the children reaped by the kernel: a wait for a child,
- * whose exit the unload may hold up, would hide the clone's own wait.
- */
+/* Fork in a loop, no wait: the unload may hold up a child's exit. */
 static void fork_loop(long *forks, int cpu)
 {
 	signal(SIGCHLD, SIG_IGN);
@@ -2513,9 +2423,8 @@ TEST_F_TIMEOUT(inherit, killed_clone_waits_no_longer, 600)
 			      "65536"));
 	start_self(_metadata, &self->pmu, &self->fd, PFM_FL_INHERIT);
 	/*
-	 * Before the threads, so that its forks stay quick; the first
-	 * follower the unload detaches, after it has stopped them all: a
-	 * fork begun meanwhile waits for the whole unload.
+	 * Before the threads: its forks stay quick, and the unload detaches it
+	 * first, after stopping all, so a fork begun meanwhile waits for all.
 	 */
 	k.victim = fork();
 	if (k.victim == 0)

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * perfmon beside KVM: mediated vPMUs and perfmon's contexts exclude each
- * other (EBUSY both ways, the log naming the holder), a mediated guest
- * moves the hard lockup detector to the buddy one, and a perf-based vPMU
- * counts nothing while a context is loaded. The guest, real mode on AMD
- * only (KVM's own PMU tests cover the rest), counts a loop with counter 0
- * (AMD's legacy MSRs, which every AMD vPMU has) and hands the count to the
- * host through an I/O port. Each test says which vPMU it needs.
+ * perfmon beside KVM: mediated vPMUs and contexts exclude each other (EBUSY
+ * both ways, the log naming the holder), a mediated guest moves the hard
+ * lockup detector to the buddy one, and a perf-based vPMU counts nothing
+ * while a context is loaded. The guest (real mode, AMD's legacy counter 0)
+ * counts a loop and hands the count to the host through an I/O port.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -94,8 +92,7 @@ static void guest_destroy(struct guest *g)
 
 /*
  * A VM with an in-kernel irqchip (a mediated vPMU needs it) and one vCPU at
- * the guest code with the CPUID KVM supports: 0, or the errno of the step
- * that failed (g->vcpu < 0 if it was KVM_CREATE_VCPU).
+ * the guest code: 0, or the failing step's errno (g->vcpu < 0: the vCPU's).
  */
 static int guest_create(int kvm, struct guest *g)
 {
@@ -174,11 +171,7 @@ static long long guest_count(struct guest *g, unsigned long loops)
 	return (regs.rdx & 0xffffffffULL) << 32 | (regs.rax & 0xffffffffULL);
 }
 
-/*
- * The instructions of 1,000 more iterations of the guest's loop, from two
- * warm runs (what KVM counts of what it emulates is the same in both), or
- * -1.
- */
+/* The instructions of 1,000 more iterations, from two warm runs, or -1. */
 static long long guest_loop_insns(struct guest *g)
 {
 	long long c[4];
@@ -254,17 +247,15 @@ static void expect_logged(struct __test_metadata *_metadata, const char *s)
 /* The hard lockup detector that runs, into @buf: "" if none says. */
 static void detector(char *buf, size_t size)
 {
-	if (pfm_file_read(HARDLOCKUP_DETECTOR, buf, size) <= 0)
-		buf[0] = '\0';
+	pfm_file_read(HARDLOCKUP_DETECTOR, buf, size);
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
 /* The administrator's reconfiguration: the perf detector, if no claim. */
 static int wd_reconfigure(void)
 {
-	if (pfm_file_write(NMI_WATCHDOG, "0"))
-		return -1;
-	return pfm_file_write(NMI_WATCHDOG, "1");
+	return pfm_file_write(NMI_WATCHDOG, "0") ? -1 :
+	       pfm_file_write(NMI_WATCHDOG, "1");
 }
 
 /* After the administrator's reconfiguration, does the perf detector run? */
@@ -315,20 +306,19 @@ FIXTURE_TEARDOWN(kvm)
 }
 
 /* Load a context on the caller, counting its user instructions. */
-static int load_self(struct pfm_pmu *pmu)
+static void load_self(struct __test_metadata *_metadata,
+		      struct _test_data_kvm *self)
 {
-	int fd = pfm_create(0);
-
-	if (fd < 0 || pfm_program(fd, pmu, PFM_EVT_USR) ||
-	    pfm_load(fd, pfm_gettid()))
-		return -1;
-	return fd;
+	self->fd = pfm_create(0);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 }
 
 /*
- * With the perf detector running, a guest with a mediated vPMU starts: the
- * buddy detector takes over, once, and KVM does not blame the watchdog.
- * The guest's counter counts its loop exactly.
+ * With the perf detector running, a guest with a mediated vPMU starts, the
+ * buddy detector takes over, KVM does not blame the watchdog, and the
+ * guest's counter counts its loop exactly.
  */
 TEST_F(kvm, mediated_vpmu_with_the_watchdog_on)
 {
@@ -358,8 +348,7 @@ TEST_F(kvm, mediated_vcpu_refused_while_a_context_is_loaded)
 
 	if (!self->mediated)
 		SKIP(return, "needs KVM's mediated vPMU");
-	self->fd = load_self(&self->pmu);
-	ASSERT_LE(0, self->fd);
+	load_self(_metadata, self);
 	detector(before, sizeof(before));
 	EXPECT_EQ(EBUSY, guest_create(self->kvm, &self->g));
 	EXPECT_GT(0, self->g.vcpu);
@@ -372,9 +361,8 @@ TEST_F(kvm, mediated_vcpu_refused_while_a_context_is_loaded)
 }
 
 /*
- * While a guest with a mediated vPMU exists, no context can be loaded
- * (EBUSY), and the log says that KVM holds the PMU; once it is gone the
- * load succeeds.
+ * While a guest with a mediated vPMU exists, a load fails with EBUSY and
+ * the log says that KVM holds the PMU; once it is gone the load succeeds.
  */
 TEST_F(kvm, load_refused_while_a_mediated_guest_exists)
 {
@@ -421,10 +409,9 @@ TEST_F(kvm, refused_vcpu_leaves_the_detector)
 }
 
 /*
- * Guests and contexts in turn, the watchdog reconfigured before each guest
- * so that its vCPU moves the detector (KVM's lock, then the watchdog's,
- * then the CPU hotplug lock): each counts exactly, and each refuses the
- * other while it exists.
+ * Guests and contexts in turn, each guest's vCPU moving the detector again
+ * (KVM's lock, the watchdog's, the CPU hotplug lock): each counts exactly
+ * and refuses the other while it exists.
  */
 TEST_F_TIMEOUT(kvm, guests_and_contexts_in_turn, 300)
 {
@@ -440,8 +427,7 @@ TEST_F_TIMEOUT(kvm, guests_and_contexts_in_turn, 300)
 			TH_LOG("round %d", r);
 		guest_destroy(&self->g);
 
-		self->fd = load_self(&self->pmu);
-		ASSERT_LE(0, self->fd);
+		load_self(_metadata, self);
 		ASSERT_EQ(0, pfm_measure(self->fd, 1000, &insn[0], &branch[0]));
 		ASSERT_EQ(0, pfm_measure(self->fd, 2000, &insn[1], &branch[1]));
 		EXPECT_EQ(1000ULL * PFM_LOOP_INSN, insn[1] - insn[0])
@@ -468,8 +454,7 @@ TEST_F(kvm, perf_based_vpmu_beside_a_context)
 	EXPECT_EQ(1000LL * 2, guest_loop_insns(&self->g));
 	guest_destroy(&self->g);
 
-	self->fd = load_self(&self->pmu);
-	ASSERT_LE(0, self->fd);
+	load_self(_metadata, self);
 	ASSERT_EQ(0, guest_create(self->kvm, &self->g));
 	EXPECT_EQ(0, guest_loop_insns(&self->g));
 	expect_logged(_metadata, LOG_EVENT_REFUSED);

@@ -21,9 +21,6 @@
 
 #define N	100000UL
 
-#define READ_ONCE_INT(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
-#define WRITE_ONCE_INT(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
-
 static void __attribute__((constructor)) exec_child(void)
 {
 	pfm_exec_child_main();
@@ -41,7 +38,6 @@ FIXTURE_SETUP(life)
 {
 	self->fd = -1;
 	self->child = -1;
-	self->path[0] = '\0';
 	/* the unprivileged tests count at the user level, as perf allows */
 	self->paranoid = pfm_paranoid_set(2);
 	if (pfm_require_pmu(_metadata, &self->pmu))
@@ -60,10 +56,10 @@ FIXTURE_TEARDOWN(life)
 	pfm_paranoid_restore(self->paranoid);
 }
 
-/* The values stay readable after the monitored child exits. */
-TEST_F(life, exit_of_monitored_child)
+/* Program, load on a new stopped child and start: the sessions before. */
+static long start_on_child(struct __test_metadata *_metadata,
+			   struct _test_data_life *self)
 {
-	__u64 insn, branch;
 	long before = pfm_sessions();
 
 	ASSERT_LE(0, before);
@@ -71,8 +67,17 @@ TEST_F(life, exit_of_monitored_child)
 	self->child = pfm_fork_stopped_loop(N);
 	ASSERT_LT(0, self->child);
 	ASSERT_EQ(0, pfm_load(self->fd, self->child));
-	EXPECT_EQ(before + 1, pfm_sessions());
 	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	return before;
+}
+
+/* The values stay readable after the monitored child exits. */
+TEST_F(life, exit_of_monitored_child)
+{
+	long before = start_on_child(_metadata, self);
+	__u64 insn, branch;
+
+	EXPECT_EQ(before + 1, pfm_sessions());
 	ASSERT_EQ(0, pfm_cont_wait_exit(self->child));
 	self->child = -1;
 	EXPECT_EQ(before, pfm_sessions());
@@ -124,7 +129,6 @@ TEST_F_TIMEOUT(life, exit_of_self_monitoring_thread, 120)
 		ASSERT_LE(0, arg.fd);
 		ASSERT_EQ(0, pfm_program(arg.fd, &self->pmu, PFM_EVT_USR));
 		arg.n = ns[i];
-		arg.err = -1;
 		ASSERT_EQ(0, pthread_create(&thread, NULL, exiting_thread,
 					    &arg));
 		pthread_join(thread, NULL);
@@ -137,29 +141,10 @@ TEST_F_TIMEOUT(life, exit_of_self_monitoring_thread, 120)
 	EXPECT_EQ(N * PFM_LOOP_BRANCH, branch[2] - branch[1]);
 }
 
-/* Program, load on a new stopped child and start: the sessions before. */
-static long start_on_child(struct __test_metadata *_metadata, int fd,
-			   const struct pfm_pmu *pmu, pid_t *child)
-{
-	long before = pfm_sessions();
-
-	ASSERT_LE(0, before);
-	ASSERT_EQ(0, pfm_program(fd, pmu, PFM_EVT_USR));
-	*child = pfm_fork_stopped_loop(N);
-	ASSERT_LT(0, *child);
-	ASSERT_EQ(0, pfm_load(fd, *child));
-	ASSERT_EQ(0, pfm_start(fd, NULL));
-	return before;
-}
-
-/*
- * close() of a context attached to a stopped child: it becomes a zombie that
- * the child frees itself; the child runs and exits normally.
- */
+/* close() while attached to a stopped child, which then runs and exits. */
 TEST_F(life, close_attached_then_exit)
 {
-	long before = start_on_child(_metadata, self->fd, &self->pmu,
-				     &self->child);
+	long before = start_on_child(_metadata, self);
 
 	EXPECT_EQ(0, close(self->fd));
 	self->fd = -1;
@@ -175,8 +160,7 @@ TEST_F(life, close_attached_then_exit)
 /* The same, the child killed while stopped. */
 TEST_F(life, close_attached_then_kill)
 {
-	long before = start_on_child(_metadata, self->fd, &self->pmu,
-				     &self->child);
+	long before = start_on_child(_metadata, self);
 
 	EXPECT_EQ(0, close(self->fd));
 	self->fd = -1;
@@ -188,8 +172,7 @@ TEST_F(life, close_attached_then_kill)
 /* The same, the child running (asleep) when the fd is closed. */
 TEST_F(life, close_attached_running)
 {
-	long before = start_on_child(_metadata, self->fd, &self->pmu,
-				     &self->child);
+	long before = start_on_child(_metadata, self);
 	int status;
 
 	/* detach: the child runs its loop and exits on its own */
@@ -246,10 +229,7 @@ TEST_F(life, unload_reload)
 	EXPECT_EQ(before + 1, pfm_sessions());
 }
 
-/*
- * fork() of a self-monitoring process: the child has no context (it can
- * load one of its own) and what it runs is not counted in the parent's.
- */
+/* A forked child has no context (it can load its own) and is not counted. */
 static int fork_and_run(unsigned long n)
 {
 	int status, fd;
@@ -294,14 +274,9 @@ TEST_F_TIMEOUT(life, fork_not_inherited, 120)
 	EXPECT_EQ(branch[1], branch[2]);
 }
 
-struct clone_arg {
-	unsigned long n;
-	int err;
-};
-
 static void *new_thread(void *p)
 {
-	struct clone_arg *arg = p;
+	struct thread_arg *arg = p;
 	int fd = pfm_create(0);
 
 	arg->err = fd < 0 ? -1 : 0;
@@ -318,7 +293,7 @@ TEST_F_TIMEOUT(life, clone_not_inherited, 120)
 {
 	unsigned long ns[] = { 0, 0, 10 * N };
 	__u64 insn[3], branch[3], d;
-	struct clone_arg arg;
+	struct thread_arg arg;
 	pthread_t thread;
 	unsigned int i;
 
@@ -326,7 +301,6 @@ TEST_F_TIMEOUT(life, clone_not_inherited, 120)
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 	for (i = 0; i < ARRAY_SIZE(ns); i++) {
 		arg.n = ns[i];
-		arg.err = -1;
 		ASSERT_EQ(0, pfm_write_pmd(self->fd, 0, 0));
 		ASSERT_EQ(0, pfm_write_pmd(self->fd, 1, 0));
 		ASSERT_EQ(0, pfm_start(self->fd, NULL));
@@ -342,11 +316,9 @@ TEST_F_TIMEOUT(life, clone_not_inherited, 120)
 }
 
 /*
- * A child that asks to be traced, drops root, stops, then execs path
- * (which runs pfm_loop(1000) and exits). Returns the pid in its SIGSTOP
- * stop. PTRACE_TRACEME records the credentials of its caller as the
- * tracer's: asked while still root, the tracer may let a set-user-ID
- * exec raise the child's privileges.
+ * A child traced (asked while root: then a set-user-ID exec may raise its
+ * privileges), with root dropped, in its SIGSTOP stop before it execs
+ * @path, which runs pfm_loop(1000).
  */
 static pid_t fork_unprivileged_exec(char *path)
 {
@@ -367,13 +339,12 @@ static pid_t fork_unprivileged_exec(char *path)
 }
 
 /*
- * Load on the stopped child, let it exec a copy of this binary with the
- * given mode and stop again at the exec: then pfm_stop() tells whether
- * the context is still loaded (0) or was dropped (EINVAL).
+ * The stopped child, monitored, execs a copy of this binary with @mode and
+ * stops at the exec: pfm_stop() says if the context stayed loaded (0).
  */
-static void exec_and_check(struct __test_metadata *_metadata, int fd,
-			   const struct pfm_pmu *pmu, pid_t *child,
-			   char *path, size_t size, mode_t mode, int expected)
+static void exec_and_check(struct __test_metadata *_metadata,
+			   struct _test_data_life *self, mode_t mode,
+			   int expected)
 {
 	struct statvfs st;
 	__u64 insn, branch;
@@ -385,21 +356,21 @@ static void exec_and_check(struct __test_metadata *_metadata, int fd,
 		SKIP(return, "no executable /tmp");
 	if ((mode & S_ISUID) && (st.f_flag & ST_NOSUID))
 		SKIP(return, "/tmp is mounted nosuid");
-	ASSERT_EQ(0, pfm_copy_self(path, size, mode));
-	ASSERT_EQ(0, pfm_program(fd, pmu, PFM_EVT_USR));
-	*child = fork_unprivileged_exec(path);
-	ASSERT_LT(0, *child);
-	ASSERT_EQ(0, pfm_load(fd, *child));
-	ASSERT_EQ(0, pfm_start(fd, NULL));
-	ASSERT_EQ(0, ptrace(PTRACE_CONT, *child, NULL, NULL));
-	ASSERT_EQ(*child, waitpid(*child, &status, 0));
+	ASSERT_EQ(0, pfm_copy_self(self->path, sizeof(self->path), mode));
+	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
+	self->child = fork_unprivileged_exec(self->path);
+	ASSERT_LT(0, self->child);
+	ASSERT_EQ(0, pfm_load(self->fd, self->child));
+	ASSERT_EQ(0, pfm_start(self->fd, NULL));
+	ASSERT_EQ(0, ptrace(PTRACE_CONT, self->child, NULL, NULL));
+	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
 	ASSERT_TRUE(WIFSTOPPED(status));
 	ASSERT_EQ(SIGTRAP, WSTOPSIG(status));
-	err = pfm_stop(fd) ? errno : 0;
+	err = pfm_stop(self->fd) ? errno : 0;
 	EXPECT_EQ(expected, err);
-	EXPECT_EQ(0, pfm_cont_wait_exit(*child));
-	*child = -1;
-	ASSERT_EQ(0, pfm_read2(fd, &insn, &branch));
+	EXPECT_EQ(0, pfm_cont_wait_exit(self->child));
+	self->child = -1;
+	ASSERT_EQ(0, pfm_read2(self->fd, &insn, &branch));
 	/* stopped at the exec: the command itself was not counted */
 	if (!expected)
 		EXPECT_GT(1000 * PFM_LOOP_INSN, insn);
@@ -408,25 +379,19 @@ static void exec_and_check(struct __test_metadata *_metadata, int fd,
 /* A plain exec keeps the context loaded. */
 TEST_F_TIMEOUT(life, exec_keeps_context, 120)
 {
-	exec_and_check(_metadata, self->fd, &self->pmu, &self->child,
-		       self->path, sizeof(self->path), 0755, 0);
+	exec_and_check(_metadata, self, 0755, 0);
 }
 
 /* An exec that makes the process non-dumpable drops monitoring. */
 TEST_F_TIMEOUT(life, exec_nondumpable_drops_context, 120)
 {
-	exec_and_check(_metadata, self->fd, &self->pmu, &self->child,
-		       self->path, sizeof(self->path), 0111, EINVAL);
+	exec_and_check(_metadata, self, 0111, EINVAL);
 }
 
-/*
- * So does a setuid exec: the unprivileged child execs a set-user-ID-root
- * copy (the tracer, root, lets the exec raise its privileges).
- */
+/* So does an exec of a set-user-ID-root copy by the unprivileged child. */
 TEST_F_TIMEOUT(life, exec_setuid_drops_context, 120)
 {
-	exec_and_check(_metadata, self->fd, &self->pmu, &self->child,
-		       self->path, sizeof(self->path), 04755, EINVAL);
+	exec_and_check(_metadata, self, 04755, EINVAL);
 }
 
 /* perf_event_open() of an event for the caller: user level if hardware. */
@@ -470,10 +435,9 @@ static int perf_has_pmu(void)
 }
 
 /*
- * While a context is attached, perf gets no hardware event that counts
- * guests, anywhere (EOPNOTSUPP where perf shares the PMU, as with KVM's
- * mediated vPMU; EBUSY where it cannot, for every hardware event); a
- * context that is only a file descriptor holds nothing.
+ * While a context is attached, perf gets no hardware event counting guests,
+ * in any process (EOPNOTSUPP where perf shares the PMU, else EBUSY for any
+ * hardware event); a context that is only a file descriptor holds nothing.
  */
 TEST_F(life, perf_excluded_by_context)
 {
@@ -514,10 +478,7 @@ TEST_F(life, perf_excluded_by_context)
 	EXPECT_EQ(0, perf_has_pmu());
 }
 
-/*
- * While perf holds a hardware event, contexts can be created and
- * programmed but not attached.
- */
+/* While perf holds a hardware event, contexts can be programmed, not loaded. */
 TEST_F(life, context_excluded_by_perf)
 {
 	int pfd, err;
@@ -536,13 +497,10 @@ TEST_F(life, context_excluded_by_perf)
 }
 
 /*
- * A load racing the SIGKILL of its stopped tracee succeeds (the tracee
- * dies after it) or fails with EBUSY (exiting) or ESRCH (no longer
- * stopped); never does the context stay attached to a dead thread: once
- * the tracee is reaped no session is left, and at the end perf gets the
- * PMU again. The loader runs on CPU 0, the killer and the tracee on CPU 1,
- * both spinning for delays that vary by round so that the kill lands on
- * every part of the load. PFM_RACE_ROUNDS rounds (soak runs: 10,000).
+ * A load racing the SIGKILL of its stopped tracee succeeds or fails with
+ * EBUSY or ESRCH, and never leaves a session once the tracee is reaped.
+ * Loader on CPU 0, killer and tracee on CPU 1, with delays varied by round
+ * so that the kill lands on every part of the load. PFM_RACE_ROUNDS rounds.
  */
 #define RACE_ROUNDS	100
 #define RACE_ENV	"PFM_RACE_ROUNDS"
@@ -581,9 +539,8 @@ static void *killer(void *p)
 }
 
 /*
- * The tracee of a round shares the test's memory (no page table to copy:
- * much cheaper under TCG) and so its thread-local data: it makes raw
- * system calls only, on a stack of its own; one lives at a time.
+ * A round's tracee shares the test's memory (cheap under TCG), so it makes
+ * raw system calls only, on its own stack; one lives at a time.
  */
 static long race_stack[2048];
 
@@ -656,14 +613,11 @@ TEST_F_TIMEOUT(life, load_races_kill, 900)
 }
 
 /*
- * A stress of the whole life of contexts: for PFM_STRESS_SECONDS (10 by
- * default) four workers share four contexts. At random, each forks
- * children that stop under its ptrace (a load must come from the tracer;
- * a third of them exec), continues, stops, kills and reaps them, loads a
- * shared context on one, starts, stops, reads or unloads a context, or
- * closes one and creates another in its place. Every call must end with 0
- * or an errno that the documentation lists for it; at the end no session
- * is left and perf gets the PMU back.
+ * For PFM_STRESS_SECONDS, four workers share four contexts and at random
+ * fork, continue, stop and kill traced children (a third exec), load a
+ * context on one, start, stop, read, unload, or replace a context. Every
+ * call ends with 0 or an errno documented for it; at the end no session is
+ * left and perf gets the PMU back.
  */
 #define STRESS_SECONDS	10
 #define STRESS_ENV	"PFM_STRESS_SECONDS"
@@ -675,7 +629,7 @@ struct stress {
 	const struct pfm_pmu *pmu;
 	int fds[STRESS_CTXS];
 	pthread_mutex_t lock;	/* one replace of fds[] at a time */
-	struct timespec end;
+	int stop;		/* the time is up */
 	char *self;
 };
 
@@ -772,7 +726,8 @@ static void stress_ctx(struct stress_worker *w)
 {
 	struct stress *st = w->st;
 	unsigned int r = stress_rand(w), i = r % STRESS_CTXS;
-	int op = (r >> 8) % OP_NR, fd = READ_ONCE_INT(st->fds[i]), k, ret;
+	int fd = __atomic_load_n(&st->fds[i], __ATOMIC_RELAXED);
+	int op = (r >> 8) % OP_NR, k, ret;
 	__u64 v;
 
 	switch (op) {
@@ -798,7 +753,7 @@ static void stress_ctx(struct stress_worker *w)
 		pthread_mutex_lock(&st->lock);
 		close(st->fds[i]);
 		fd = pfm_create(0);
-		WRITE_ONCE_INT(st->fds[i], fd);
+		__atomic_store_n(&st->fds[i], fd, __ATOMIC_RELAXED);
 		ret = fd < 0 ? -1 : pfm_program(fd, st->pmu, PFM_EVT_USR);
 		pthread_mutex_unlock(&st->lock);
 		break;
@@ -816,15 +771,9 @@ static void stress_ctx(struct stress_worker *w)
 static void *stress_worker(void *p)
 {
 	struct stress_worker *w = p;
-	struct timespec now;
 	int k;
 
-	for (;;) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec > w->st->end.tv_sec ||
-		    (now.tv_sec == w->st->end.tv_sec &&
-		     now.tv_nsec >= w->st->end.tv_nsec))
-			break;
+	while (!__atomic_load_n(&w->st->stop, __ATOMIC_RELAXED)) {
 		if (stress_rand(w) % 4)
 			stress_ctx(w);
 		else
@@ -862,13 +811,13 @@ TEST_F_TIMEOUT(life, race_stress, 600)
 		ASSERT_LE(0, st.fds[i]);
 		ASSERT_EQ(0, pfm_program(st.fds[i], &self->pmu, PFM_EVT_USR));
 	}
-	clock_gettime(CLOCK_MONOTONIC, &st.end);
-	st.end.tv_sec += secs;
 	for (i = 0; i < STRESS_WORKERS; i++) {
 		w[i].st = &st;
 		w[i].seed = 0x9e3779b9u * (i + 1);
 		ASSERT_EQ(0, pthread_create(&thread[i], NULL, stress_worker, &w[i]));
 	}
+	sleep(secs);
+	__atomic_store_n(&st.stop, 1, __ATOMIC_RELAXED);
 	for (i = 0; i < STRESS_WORKERS; i++) {
 		pthread_join(thread[i], NULL);
 		calls += w[i].calls;

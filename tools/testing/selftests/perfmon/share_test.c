@@ -1,13 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * perfmon beside the host events of perf_events.
- *
- * On a PMU that perf can share (Intel, AMD with PerfMonV2), a context is
- * to perf what a guest with a mediated PMU is: host events (exclude_guest
- * = 1, the perf tool's default) count beside it, nothing of its thread;
- * events that count guests and contexts exclude each other (EOPNOTSUPP,
- * EBUSY). Elsewhere perfmon and perf's hardware events exclude each other
- * with EBUSY. Counts are exact: two loop lengths, subtracted (pfm_loop()).
+ * perfmon beside perf. On a PMU perf can share (Intel, AMD with PerfMonV2)
+ * a context is to perf a guest with a mediated PMU: host events
+ * (exclude_guest = 1) count beside it, nothing of its thread; guest-counting
+ * events and contexts exclude each other. Elsewhere all is EBUSY.
  */
 #define _GNU_SOURCE
 #include <cpuid.h>
@@ -47,41 +43,13 @@
 static const unsigned long round_ns[3] = { ROUND_LOOP, ROUND_LOOP, 2 * ROUND_LOOP };
 static const __u64 zero[2];
 
-/*
- * User level, as `perf stat -e instructions:u` opens it (exclude_guest = 1:
- * a host event) or a raw perf_event_open() (0: it would count guests too).
- */
+/* User level; @exclude_guest 1: a host event, as the perf tool opens it. */
 static void user_attr(struct perf_event_attr *attr, __u32 type, __u64 config, int exclude_guest)
 {
 	pfm_perf_attr(attr, type, config);
 	attr->exclude_kernel = 1;
 	attr->exclude_hv = 1;
 	attr->exclude_guest = exclude_guest;
-}
-
-/*
- * Host events on the caller: instructions (the disabled leader), branches
- * and, if @raw, raw instructions, on a general-purpose counter. The leader.
- */
-static int perf_group_open(const struct pfm_pmu *pmu, int raw)
-{
-	const __u64 ev[3][2] = {
-		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
-		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
-		{ PERF_TYPE_RAW, pfm_evtsel(pmu, PFM_EV_INSN, 0) & 0xff },
-	};
-	struct perf_event_attr attr;
-	int i, fds[3];
-
-	for (i = 0; i < (raw ? 3 : 2); i++) {
-		user_attr(&attr, ev[i][0], ev[i][1], 1);
-		attr.disabled = i == 0;
-		attr.read_format = PERF_FORMAT_GROUP;
-		fds[i] = pfm_perf_open(&attr, 0, -1, i ? fds[0] : -1);
-		if (fds[i] < 0)
-			return -1;
-	}
-	return fds[0];
 }
 
 /* Read a group of @nr events: 0, or -1. */
@@ -106,6 +74,7 @@ struct shm {
 	int done;		/* the parent measured: the helper may end */
 	int err;		/* errno of the helper's failure */
 	const char *what;	/* and the call that failed */
+	int p2c[2], c2p[2];	/* idle_keeps_the_pmu: to and from the helper */
 	__u64 insn[3], branch[3], raw[3];
 };
 
@@ -115,6 +84,35 @@ static void helper_fail(struct shm *s, const char *what)
 	s->what = what;
 	WRITE_ONCE_INT(s->ready, -1);
 	_exit(1);
+}
+
+/*
+ * A helper's host events, then back on @cpu: instructions (the disabled
+ * leader), branches and, if @raw, raw instructions on a GP counter.
+ */
+static int perf_group_open(struct shm *s, const struct pfm_pmu *pmu, int cpu,
+			   int raw)
+{
+	const __u64 ev[3][2] = {
+		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+		{ PERF_TYPE_RAW, pfm_evtsel(pmu, PFM_EV_INSN, 0) & 0xff },
+	};
+	struct perf_event_attr attr;
+	int i, fds[3];
+
+	for (i = 0; i < (raw ? 3 : 2); i++) {
+		user_attr(&attr, ev[i][0], ev[i][1], 1);
+		attr.disabled = i == 0;
+		attr.read_format = PERF_FORMAT_GROUP;
+		fds[i] = pfm_perf_open(&attr, 0, -1, i ? fds[0] : -1);
+		if (fds[i] < 0)
+			helper_fail(s, "perf_event_open of the host events");
+	}
+	/* pfm_perf_open() may move a task on a hybrid processor: back to C */
+	if (pfm_pin(0, cpu))
+		helper_fail(s, "sched_setaffinity");
+	return fds[0];
 }
 
 /* Yield until *flag is non-zero: its value, or 0 if @pid ended first. */
@@ -139,11 +137,8 @@ static int reap(pid_t *pid)
 
 	if (waitpid(*pid, &status, 0) != *pid)
 		return -1;
-	if (WIFSTOPPED(status)) {
+	if (WIFSTOPPED(status))
 		pfm_kill(*pid);
-		*pid = -1;
-		return -1;
-	}
 	*pid = -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
@@ -152,7 +147,7 @@ FIXTURE(share) {
 	struct pfm_pmu pmu;
 	int shared;		/* pfm_pmu_shared() */
 	int fd, fd2;
-	int pfd[4];
+	int pfd[2];
 	pid_t child[2];
 	struct shm *shm;
 	int cpu;		/* C: where the counting happens */
@@ -172,17 +167,15 @@ struct probe {
 static int probe_open(const struct probe *p, struct _test_data_share *self,
 		      int disabled)
 {
-	static const __u32 type[] = {
-		PERF_TYPE_HARDWARE, PERF_TYPE_HARDWARE, PERF_TYPE_SOFTWARE,
-	};
-	static const __u64 config[] = {
-		PERF_COUNT_HW_INSTRUCTIONS, PERF_COUNT_HW_CPU_CYCLES,
-		PERF_COUNT_SW_TASK_CLOCK,
+	static const __u64 ev[][2] = {
+		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
 	};
 	pid_t pid = p->where == CALLER ? 0 : p->where == CHILD ? self->child[0] : -1;
 	struct perf_event_attr attr;
 
-	pfm_perf_attr(&attr, type[p->ev], config[p->ev]);
+	pfm_perf_attr(&attr, ev[p->ev][0], ev[p->ev][1]);
 	attr.exclude_kernel = p->ev == EV_INSN;
 	attr.exclude_hv = p->ev == EV_INSN;
 	attr.exclude_guest = p->eg;
@@ -217,7 +210,7 @@ static void expect_probes(struct __test_metadata *_metadata,
 
 FIXTURE_SETUP(share)
 {
-	int a, b, err;
+	int err;
 
 	self->fd = -1;
 	self->fd2 = -1;
@@ -232,16 +225,13 @@ FIXTURE_SETUP(share)
 	if (err == ENOENT || err == ENODEV || err == EOPNOTSUPP)
 		SKIP(return, "perf_events has no hardware PMU: %s", strerror(err));
 	ASSERT_EQ(0, err) TH_LOG("perf_event_open of a host event: %s", pfm_errname(err));
-	if (pfm_two_cpus(&a, &b)) {
-		a = sched_getcpu();
-		b = a;
+	if (pfm_two_cpus(&self->other, &self->cpu)) {
+		self->other = sched_getcpu();
+		self->cpu = self->other;
 	}
-	self->other = a;
-	self->cpu = b;
 	self->shm = mmap(NULL, sizeof(*self->shm), PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_TRUE(self->shm != MAP_FAILED);
-	memset(self->shm, 0, sizeof(*self->shm));
 	self->fd = pfm_create(0);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, pfm_program(self->fd, &self->pmu, PFM_EVT_USR));
@@ -251,11 +241,11 @@ FIXTURE_TEARDOWN(share)
 {
 	int i;
 
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 2; i++) {
 		pfm_kill(self->child[i]);
-	for (i = 0; i < 4; i++)
 		if (self->pfd[i] >= 0)
 			close(self->pfd[i]);
+	}
 	if (self->fd >= 0)
 		close(self->fd);
 	if (self->fd2 >= 0)
@@ -271,13 +261,14 @@ static int require_shared(struct __test_metadata *_metadata, int shared)
 	return 0;
 }
 
-/* Fork the helper @fn(shm, pmu, @cpu, @n) as child[0]; wait until it is set up. */
+/* On @cpu, fork helper @fn(shm, pmu, @cpu, @n), wait until it is set up. */
 static void start_helper(struct __test_metadata *_metadata,
 			 struct _test_data_share *self, int cpu, int n,
 			 void (*fn)(struct shm *s, const struct pfm_pmu *pmu, int cpu, int n))
 {
 	struct shm *s = self->shm;
 
+	ASSERT_EQ(0, pfm_pin(0, cpu));
 	self->child[0] = fork();
 	ASSERT_LE(0, self->child[0]);
 	if (self->child[0] == 0)
@@ -352,16 +343,8 @@ static int pfm_window(int fd, const __u64 *init, int rounds, unsigned long n,
 /* The helper of host_event_and_context_alternate, on @cpu. */
 static void perf_side(struct shm *s, const struct pfm_pmu *pmu, int cpu, int unused)
 {
-	int leader, i;
+	int i, leader = perf_group_open(s, pmu, cpu, 0);
 
-	if (pfm_pin(0, cpu))
-		helper_fail(s, "sched_setaffinity");
-	leader = perf_group_open(pmu, 0);
-	if (leader < 0)
-		helper_fail(s, "perf_event_open of the host events");
-	/* pfm_perf_open() may move a task on a hybrid processor: back to C */
-	if (pfm_pin(0, cpu))
-		helper_fail(s, "sched_setaffinity");
 	WRITE_ONCE_INT(s->ready, 1);
 	while (!READ_ONCE_INT(s->go))
 		sched_yield();
@@ -375,12 +358,7 @@ static void perf_side(struct shm *s, const struct pfm_pmu *pmu, int cpu, int unu
 	_exit(0);
 }
 
-/*
- * A perf host event in one process and a perfmon context in another, on
- * the same CPU at the same time, taking turns at every sched_yield(): each
- * counts exactly the loops of its own process, no more (the other's loops
- * would add as much again) and no less.
- */
+/* Taking turns on one CPU, a host event and a context each count their own. */
 TEST_F_TIMEOUT(share, host_event_and_context_alternate, 300)
 {
 	const __u64 loop_insn = ROUNDS * ROUND_LOOP * PFM_LOOP_INSN;
@@ -392,7 +370,6 @@ TEST_F_TIMEOUT(share, host_event_and_context_alternate, 300)
 
 	if (require_shared(_metadata, self->shared))
 		return;
-	ASSERT_EQ(0, pfm_pin(0, self->cpu));
 	start_helper(_metadata, self, self->cpu, 0, perf_side);
 	/* the host events exist: the context loads beside them */
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()))
@@ -432,13 +409,12 @@ TEST_F_TIMEOUT(share, host_event_and_context_alternate, 300)
 /* The kernel log has @s, if it kept its first lines. */
 static void expect_in_log(struct __test_metadata *_metadata, const char *s)
 {
-	int fd, found = 0, whole = 1, first = 1;
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	int found = 0, whole = fd >= 0, first = 1;
 	unsigned long long seq;
 	char rec[2048];
 	ssize_t n;
 
-	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
-	whole = fd >= 0;
 	while (fd >= 0) {
 		n = read(fd, rec, sizeof(rec) - 1);
 		if (n < 0 && errno == EPIPE) {
@@ -462,24 +438,20 @@ static void expect_in_log(struct __test_metadata *_metadata, const char *s)
 		EXPECT_EQ(1, found) TH_LOG("no \"%s\" in the log", s);
 }
 
-/* With a context loaded: events that would count guests are refused... */
-static const struct probe refused[] = {
+/* With a context loaded: guest-counting events are refused, others not */
+static const struct probe attached[] = {
 	{ CALLER, 0, EV_INSN, EOPNOTSUPP, "exclude_guest=0 on the caller" },
 	{ CHILD, 0, EV_INSN, EOPNOTSUPP, "exclude_guest=0 on the monitored thread" },
 	{ CPU_C, 0, EV_INSN, EOPNOTSUPP, "exclude_guest=0 on CPU C" },
 	{ CALLER, 0, EV_CYCLES, EOPNOTSUPP, "cycles, all levels, exclude_guest=0" },
-};
-
-/* ... host events and software events are not */
-static const struct probe allowed[] = {
 	{ CALLER, 1, EV_INSN, 0, "host event on the caller" },
 	{ CHILD, 1, EV_INSN, 0, "host event on the monitored thread" },
 	{ CPU_C, 1, EV_INSN, 0, "host event on CPU C" },
 	{ CALLER, 0, EV_TASK_CLOCK, 0, "software event, exclude_guest=0" },
 };
 
-static const struct probe one_left[] = {
-	{ CALLER, 0, EV_INSN, EOPNOTSUPP, "exclude_guest=0 with one context left" },
+static const struct probe one_left = {
+	CALLER, 0, EV_INSN, EOPNOTSUPP, "exclude_guest=0 with one context left"
 };
 
 static const struct probe none_left[] = {
@@ -488,10 +460,8 @@ static const struct probe none_left[] = {
 };
 
 /*
- * While a context is loaded, on any thread, an event that would count
- * guests cannot be created (EOPNOTSUPP), wherever it would count: on the
- * caller, on the monitored thread, on a CPU, and the kernel log says why
- * once. Host events and software events can. The last unload lifts it.
+ * While any context is loaded, events that would count guests are refused
+ * (EOPNOTSUPP, logged once), other events not; the last unload lifts it.
  */
 TEST_F(share, guest_counting_event_refused_while_attached)
 {
@@ -506,10 +476,9 @@ TEST_F(share, guest_counting_event_refused_while_attached)
 	ASSERT_LT(0, self->child[0]);
 	ASSERT_EQ(0, pfm_load(self->fd, self->child[0]))
 		TH_LOG("pfm_load_context: %s", pfm_errname(errno));
-	expect_probes(_metadata, self, refused, ARRAY_SIZE(refused));
+	expect_probes(_metadata, self, attached, ARRAY_SIZE(attached));
 	/* once a boot: KVM's perf-based vPMU would say nothing */
 	expect_in_log(_metadata, REFUSED_LOG);
-	expect_probes(_metadata, self, allowed, ARRAY_SIZE(allowed));
 
 	/* a second context, on the caller; unloading the first is not enough */
 	self->fd2 = pfm_create(0);
@@ -518,16 +487,14 @@ TEST_F(share, guest_counting_event_refused_while_attached)
 	ASSERT_EQ(0, pfm_load(self->fd2, pfm_gettid()))
 		TH_LOG("second pfm_load_context: %s", pfm_errname(errno));
 	ASSERT_EQ(0, pfm_unload_context(self->fd));
-	expect_probes(_metadata, self, one_left, ARRAY_SIZE(one_left));
+	expect_probes(_metadata, self, &one_left, 1);
 	ASSERT_EQ(0, pfm_unload_context(self->fd2));
 	expect_probes(_metadata, self, none_left, ARRAY_SIZE(none_left));
 }
 
 /*
- * While an event that counts guests exists (on the caller, on another
- * process, on a CPU), no context can be loaded (EBUSY), on any thread,
- * and the kernel log says why once; once it is closed the load succeeds,
- * host events still open beside.
+ * An event that counts guests keeps contexts out (EBUSY, logged once) on
+ * any thread; once it is closed they load, with a host event still open.
  */
 TEST_F(share, guest_counting_event_keeps_contexts_out)
 {
@@ -574,11 +541,8 @@ TEST_F(share, guest_counting_event_keeps_contexts_out)
 }
 
 /*
- * A CPU-wide host event on C counts the user instructions of a child that
- * perfmon does not monitor, and none of those of a thread it monitors, both
- * running on C in the same window: at least the child's N, less than
- * N + M/2 with the monitored thread's M far bigger. perfmon counts the
- * monitored thread's M all the same.
+ * A CPU-wide host event on C counts an unmonitored child's instructions,
+ * not those of a monitored child beside it, which perfmon counts.
  */
 static void rounds_body(unsigned long n)
 {
@@ -658,10 +622,8 @@ static int host_around_context(int pfd, int fd, unsigned long a,
 }
 
 /*
- * A host event on a thread counts nothing of it while a context is loaded
- * on it, and counts again once the context is unloaded: loop A, under the
- * context, adds 0 to perf and A to perfmon; loop B, after, adds B to perf
- * and 0 to perfmon.
+ * A thread's host event counts nothing of it while a context is loaded on
+ * it (loop A: perfmon's), and counts again after the unload (loop B).
  */
 TEST_F_TIMEOUT(share, host_event_on_monitored_thread, 120)
 {
@@ -690,10 +652,10 @@ TEST_F_TIMEOUT(share, host_event_on_monitored_thread, 120)
 	EXPECT_GT(N * PFM_LOOP_INSN + 1000, perf[1]);
 }
 
-static void spinner(int cpu)
+/* The helper of overflows_beside_sampling_host_event: loops on C. */
+static void spinner(struct shm *s, const struct pfm_pmu *pmu, int cpu, int n)
 {
-	if (pfm_pin(0, cpu))
-		_exit(1);
+	WRITE_ONCE_INT(s->ready, 1);
 	for (;;) {
 		pfm_loop(SPIN_LOOP);
 		sched_yield();
@@ -701,13 +663,9 @@ static void spinner(int cpu)
 }
 
 /*
- * Overflow interrupts of both on one CPU: a CPU-wide sampling host event
- * on C overflows every SAMPLE_PERIOD instructions of a spinner, while a
- * context on C counts from just below the wrap of its counters, so that
- * each window takes an overflow of perfmon's 64-bit virtualization
- * (from 2^width - k, and from 2^64 - k, where the 64-bit value wraps too).
- * Every value is exact, perf's count keeps growing. Stopped, the context
- * then counts nothing while its thread loops beside the sampling event.
+ * A CPU-wide sampling host event on C overflows beside a context whose
+ * windows each wrap (from 2^width - k and 2^64 - k): every value is exact,
+ * perf's count keeps growing; stopped, the context then counts nothing.
  */
 TEST_F_TIMEOUT(share, overflows_beside_sampling_host_event, 600)
 {
@@ -716,15 +674,11 @@ TEST_F_TIMEOUT(share, overflows_beside_sampling_host_event, 600)
 	long long nmi0, nmi1, pmi0, pmi1;
 	__u64 init[2], val[2], cal[2], v[2], count, last = 0;
 	struct perf_event_attr attr;
-	int b, j, p, grew = 0, rounds = 0;
+	int b, j, p, grew = 0;
 
 	if (require_shared(_metadata, self->shared))
 		return;
-	ASSERT_EQ(0, pfm_pin(0, self->cpu));
-	self->child[0] = fork();
-	ASSERT_LE(0, self->child[0]);
-	if (self->child[0] == 0)
-		spinner(self->cpu);
+	start_helper(_metadata, self, self->cpu, 0, spinner);
 
 	user_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 1);
 	attr.sample_period = SAMPLE_PERIOD;
@@ -748,7 +702,6 @@ TEST_F_TIMEOUT(share, overflows_beside_sampling_host_event, 600)
 			for (p = 0; p < 2; p++)
 				init[p] = bases[b] + top - cal[p] * j / (OVF_POINTS + 1);
 			ASSERT_EQ(0, pfm_window(self->fd, init, OVF_YIELDS, OVF_LOOP, val, NULL));
-			rounds++;
 			for (p = 0; p < 2; p++)
 				EXPECT_COUNT(cal[p], val[p] - init[p], "PMD%d from %#llx", p,
 					     (unsigned long long)init[p]);
@@ -757,7 +710,7 @@ TEST_F_TIMEOUT(share, overflows_beside_sampling_host_event, 600)
 			last = count;
 		}
 	}
-	EXPECT_EQ(rounds, grew) TH_LOG("perf's count grew in %d of %d windows", grew, rounds);
+	EXPECT_EQ(2 * OVF_POINTS, grew) TH_LOG("perf's count grew %d times", grew);
 
 	/* stopped just below the wrap: nothing moves it */
 	init[0] = top - 3 * OVF_LOOP * PFM_LOOP_INSN / 4;
@@ -793,16 +746,11 @@ TEST_F_TIMEOUT(share, overflows_beside_sampling_host_event, 600)
 /* The helper of rdpmc_beside_host_event: perf counts on C until done. */
 static void perf_spinner(struct shm *s, const struct pfm_pmu *pmu, int cpu, int unused)
 {
-	int leader;
+	int leader = perf_group_open(s, pmu, cpu, 1);
 	__u64 v[3];
 
-	if (pfm_pin(0, cpu))
-		helper_fail(s, "sched_setaffinity");
-	leader = perf_group_open(pmu, 1);
-	if (leader < 0)
-		helper_fail(s, "perf_event_open of the host events");
-	if (pfm_pin(0, cpu) || ioctl(leader, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP))
-		helper_fail(s, "sched_setaffinity or enable");
+	if (ioctl(leader, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP))
+		helper_fail(s, "enable");
 	WRITE_ONCE_INT(s->ready, 1);
 	while (!READ_ONCE_INT(s->done)) {
 		pfm_loop(RD_LOOP);
@@ -817,12 +765,8 @@ static void perf_spinner(struct shm *s, const struct pfm_pmu *pmu, int cpu, int 
 }
 
 /*
- * RDPMC of a self-monitoring thread while perf host events (one of them
- * raw, on a general-purpose counter) count in another process on the same
- * CPU, which runs between the reads: RDPMC(0), pfm_read_pmds(PMD0),
- * RDPMC(0) back to back. The low width bits of the 64-bit value lie the
- * same few instructions after the first RDPMC and before the second in
- * every round, and each round moves all three by the same amount.
+ * RDPMC(0), pfm_read_pmds(PMD0), RDPMC(0) with perf's events counting in
+ * between: the three stay as far apart and move as much every round.
  */
 TEST_F_TIMEOUT(share, rdpmc_beside_host_event, 300)
 {
@@ -837,7 +781,6 @@ TEST_F_TIMEOUT(share, rdpmc_beside_host_event, 300)
 		return;
 	if (pfm_file_read(pfm_rdpmc_knob_path(), knob, sizeof(knob)) > 0 && knob[0] == '0')
 		SKIP(return, "perf's rdpmc is 0: no RDPMC");
-	ASSERT_EQ(0, pfm_pin(0, self->cpu));
 	start_helper(_metadata, self, self->cpu, 0, perf_spinner);
 
 	/* high bits above the width, low bits far from the wrap */
@@ -895,29 +838,29 @@ TEST_F_TIMEOUT(share, rdpmc_beside_host_event, 300)
 	EXPECT_LE((__u64)RD_LOOP * PFM_LOOP_BRANCH, s->branch[0]);
 }
 
-/* The helper of idle_keeps_the_pmu, on @cpu: answers every byte. */
-static void echo_side(int cpu, int rfd, int wfd)
+/* The helper of idle_keeps_the_pmu: answers every byte. */
+static void echo_side(struct shm *s, const struct pfm_pmu *pmu, int cpu, int n)
 {
 	char c;
 
-	if (pfm_pin(0, cpu))
-		_exit(1);
-	while (read(rfd, &c, 1) == 1)
-		if (write(wfd, &c, 1) != 1)
+	close(s->p2c[1]);
+	close(s->c2p[0]);
+	WRITE_ONCE_INT(s->ready, 1);
+	while (read(s->p2c[0], &c, 1) == 1)
+		if (write(s->c2p[1], &c, 1) != 1)
 			_exit(1);
 	_exit(0);
 }
 
 /*
- * A thread that blocks on a CPU with nothing else to run leaves the
- * counters to the idle task: its wakeups do not take them from perf again
- * (cpu_takes moves only when another thread ran there), and it counts
- * exactly.
+ * A thread blocking on an otherwise idle CPU counts exactly, and its
+ * wakeups do not take the counters from perf again (cpu_takes).
  */
 TEST_F_TIMEOUT(share, idle_keeps_the_pmu, 300)
 {
-	int p2c[2], c2p[2], pp[2], i;
+	struct shm *s = self->shm;
 	long long t0, t1;
+	int pp[2], i;
 	__u64 v[3][2];
 
 	if (require_shared(_metadata, self->shared))
@@ -926,19 +869,13 @@ TEST_F_TIMEOUT(share, idle_keeps_the_pmu, 300)
 		SKIP(return, "one CPU");
 	if (pfm_cpu_stat("cpu_takes", self->cpu) < 0)
 		SKIP(return, "no debug statistics (CONFIG_PERFMON_DEBUG)");
-	ASSERT_EQ(0, pipe(p2c));
-	ASSERT_EQ(0, pipe(c2p));
-	self->child[0] = fork();
-	ASSERT_LE(0, self->child[0]);
-	if (self->child[0] == 0) {
-		close(p2c[1]);
-		close(c2p[0]);
-		echo_side(self->other, p2c[0], c2p[1]);
-	}
-	close(p2c[0]);
-	close(c2p[1]);
-	pp[0] = c2p[0];
-	pp[1] = p2c[1];
+	ASSERT_EQ(0, pipe(s->p2c));
+	ASSERT_EQ(0, pipe(s->c2p));
+	start_helper(_metadata, self, self->other, 0, echo_side);
+	close(s->p2c[0]);
+	close(s->c2p[1]);
+	pp[0] = s->c2p[0];
+	pp[1] = s->p2c[1];
 	ASSERT_EQ(0, pfm_pin(0, self->cpu));
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 	t0 = pfm_cpu_stat("cpu_takes", self->cpu);
@@ -1010,11 +947,8 @@ static void perf_every_counter(struct shm *s, const struct pfm_pmu *pmu, int cpu
 }
 
 /*
- * RDPMC reads every counter of the CPU, those that perfmon's table leaves
- * out too (general-purpose counters beyond eight, or beyond what every
- * core type of a hybrid processor has): a context's thread finds nothing
- * of perf's there, though perf's events counted on every counter of the
- * CPU just before, each time.
+ * RDPMC of the counters perfmon's table leaves out finds nothing of perf's
+ * events, which counted on every counter of the CPU just before.
  */
 TEST_F_TIMEOUT(share, undescribed_counters_read_zero, 300)
 {
@@ -1043,7 +977,6 @@ TEST_F_TIMEOUT(share, undescribed_counters_read_zero, 300)
 		       cpu, n, self->pmu.nr_gp);
 	start_helper(_metadata, self, cpu, n, perf_every_counter);
 
-	ASSERT_EQ(0, pfm_pin(0, cpu));
 	ASSERT_EQ(0, pfm_load(self->fd, pfm_gettid()));
 	ASSERT_EQ(0, pfm_start(self->fd, NULL));
 	for (r = 1; r <= UC_ROUNDS; r++) {
@@ -1084,9 +1017,8 @@ static const struct probe unloaded[] = {
 };
 
 /*
- * AMD and Hygon without PerfMonV2: nothing is shared. Any hardware event
- * of perf, host event or not, keeps contexts out (EBUSY), and while a
- * context is loaded no hardware event can be created (EBUSY).
+ * AMD and Hygon without PerfMonV2: any hardware event of perf keeps
+ * contexts out, and a loaded context keeps them out (EBUSY both ways).
  */
 TEST_F(share, exclusive_without_perfmon_v2)
 {

@@ -20,12 +20,9 @@ FIXTURE(sysfs) {
 
 FIXTURE_SETUP(sysfs)
 {
-	self->task_group[0] = '\0';
-	self->arg_mem_max[0] = '\0';
 	/* unprivileged users may use perfmon only at level 2 or below */
 	self->paranoid = pfm_paranoid_set(2);
-	if (pfm_require_pmu(_metadata, &self->pmu))
-		return;
+	pfm_require_pmu(_metadata, &self->pmu);
 }
 
 FIXTURE_TEARDOWN(sysfs)
@@ -35,13 +32,6 @@ FIXTURE_TEARDOWN(sysfs)
 	if (self->arg_mem_max[0])
 		pfm_sysfs_write("arg_mem_max", self->arg_mem_max);
 	pfm_paranoid_restore(self->paranoid);
-}
-
-/* Read a sysfs file that must be a single line; "" if missing. */
-static void read_line(const char *name, char *buf, size_t size)
-{
-	if (pfm_read_sysfs(name, buf, size) < 0)
-		buf[0] = '\0';
 }
 
 TEST_F(sysfs, files)
@@ -67,7 +57,7 @@ TEST_F(sysfs, debug)
 {
 	char buf[16];
 
-	read_line("debug", buf, sizeof(buf));
+	pfm_read_sysfs("debug", buf, sizeof(buf));
 	EXPECT_TRUE(!strcmp(buf, "0\n") || !strcmp(buf, "1\n"))
 		TH_LOG("debug: '%s'", buf);
 }
@@ -121,8 +111,8 @@ TEST_F(sysfs, arg_mem_max_default)
 }
 
 /*
- * In a child with root dropped (gid as given), create a context or, with
- * @name, write @val to that file: 0, or the errno (-1: the child failed).
+ * A child with root dropped (@gid) creates a context, or writes @val to
+ * @name: 0, or the errno (-1: the child failed).
  */
 static int unprivileged(gid_t gid, const char *name, const char *val)
 {
@@ -156,7 +146,8 @@ TEST_F(sysfs, arg_mem_max_write)
 
 	if (geteuid())
 		SKIP(return, "needs root");
-	read_line("arg_mem_max", self->arg_mem_max, sizeof(self->arg_mem_max));
+	pfm_read_sysfs("arg_mem_max", self->arg_mem_max,
+		       sizeof(self->arg_mem_max));
 	ASSERT_NE(0, self->arg_mem_max[0]);
 
 	snprintf(buf, sizeof(buf), "%ld\n", 2 * page);
@@ -193,7 +184,7 @@ TEST_F(sysfs, task_group_default)
 {
 	char buf[32];
 
-	read_line("task_group", buf, sizeof(buf));
+	pfm_read_sysfs("task_group", buf, sizeof(buf));
 	EXPECT_STREQ("-1\n", buf);
 }
 
@@ -201,7 +192,8 @@ TEST_F(sysfs, task_group)
 {
 	if (geteuid())
 		SKIP(return, "needs root");
-	read_line("task_group", self->task_group, sizeof(self->task_group));
+	pfm_read_sysfs("task_group", self->task_group,
+		       sizeof(self->task_group));
 	ASSERT_NE(0, self->task_group[0]);
 
 	ASSERT_EQ(0, pfm_sysfs_write("task_group", "-1\n"));
@@ -226,7 +218,7 @@ static int reg_attr(struct __test_metadata *_metadata, const char *kind,
 	char name[128], buf[64], fmt[64];
 
 	snprintf(name, sizeof(name), "pmu_desc/%s%d/%s", kind, num, attr);
-	read_line(name, buf, sizeof(buf));
+	pfm_read_sysfs(name, buf, sizeof(buf));
 	if (pfm_sysfs_u64(name, val)) {
 		TH_LOG("%s: '%s'", name, buf);
 		return -1;
@@ -269,7 +261,7 @@ TEST_F(sysfs, pmu_desc_files)
 			n++;
 			snprintf(name, sizeof(name), "pmu_desc/%s%d/name",
 				 kinds[k], num);
-			read_line(name, buf, sizeof(buf));
+			pfm_read_sysfs(name, buf, sizeof(buf));
 			EXPECT_LT(1, strlen(buf)) TH_LOG("%s", name);
 			EXPECT_EQ(strlen(buf) - 1, strcspn(buf, "\n"))
 				TH_LOG("%s", name);
