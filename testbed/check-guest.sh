@@ -89,13 +89,14 @@
 # (nmi_watchdog=1; run-guest.sh turns it off otherwise): the perfmon
 # suite must pass there too, with every counter.
 #
-# What runs where: the whole 64-bit suite on a hybrid Alder Lake (with
-# the NMI watchdog) and EPYC, one Intel and one AMD model; on Core 2 and family
+# What runs where (GUEST_RUNS): the whole 64-bit suite on a hybrid Alder
+# Lake (with the NMI watchdog); on EPYC all of it but calls_test and
+# inherit_test, and through IA32_EMULATION the 32-bit programs that pass
+# the ABI's structures (abi, calls, count, sysfs); on Core 2 and family
 # 10h the programs whose checks depend on the PMU (the register tables,
-# counting, the followers' counts, pmu_desc, libpfm's encodings), not
-# attach_test and lifecycle_test, whose calls and errnos do not; through
-# IA32_EMULATION on EPYC the 32-bit programs that pass the ABI's
-# structures (abi, calls, count, sysfs). fam19h is EPYC with AMD
+# counting, pmu_desc, libpfm's encodings; on Core 2 calls_test and
+# beside_test too), not attach_test and lifecycle_test, whose calls and
+# errnos do not. fam19h is EPYC with AMD
 # PerfMonV2 (QEMU's perfmon-v2=on, family 19h model 11h like Zen 4),
 # the only boot where perfmon (PFM_X86_AMD_GLOBAL) and perf
 # (amd_pmu_v2_handle_irq) use PerfCntrGlobalCtl/Status: the PMU-dependent
